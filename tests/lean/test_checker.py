@@ -1,0 +1,470 @@
+"""The Lean checker `scripts/lean_check` is not vacuous.
+
+Fast, unmarked tests exercise its pure parts (comment/string stripping, the forbidden-word
+scan, the import graph and cache keys, the `noncomputable section` insertion and the line
+mapping of Lean's messages back to the source). The `lean`-marked test runs the real checker
+once on a staged copy of the library in which one definition is broken and on two small
+modules (a wrong and a corrected `example … := by rfl`), and asserts that the checker fails,
+names the failing theorem and module, and accepts the corrected example.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import leangen
+
+lc = leangen.load_checker()
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+# ---------------------------------------------------------------------------------------
+# Comment and string stripping
+# ---------------------------------------------------------------------------------------
+
+
+def test_strip_removes_line_and_block_comments_keeping_lines() -> None:
+    text = "a -- sorry here\nb /- x\n sorry\n -/ c\nd"
+    out = lc.strip_comments_and_strings(text)
+    assert "sorry" not in out
+    assert out.count("\n") == text.count("\n"), "line structure must be preserved"
+    assert out.splitlines()[0].strip() == "a"
+    assert out.splitlines()[3].strip() == "c"
+    assert out.splitlines()[4] == "d"
+
+
+def test_strip_handles_nested_block_comments() -> None:
+    text = "x /- outer /- inner -/ still comment sorry -/ y"
+    out = lc.strip_comments_and_strings(text)
+    assert "sorry" not in out and "comment" not in out
+    assert out.replace(" ", "") == "xy"
+
+
+def test_strip_doc_comments_and_module_docs() -> None:
+    text = "/-! module doc: sorry -/\n/-- doc: axiom -/\ntheorem t : True := trivial\n"
+    out = lc.strip_comments_and_strings(text)
+    assert "sorry" not in out and "axiom" not in out
+    assert "theorem t : True := trivial" in out
+
+
+def test_strip_string_literals_with_escapes() -> None:
+    text = 'def s := "sorry \\" still string -- not a comment"\ndef t := 1'
+    out = lc.strip_comments_and_strings(text)
+    assert "sorry" not in out and "still" not in out
+    assert 'def s := ""' in out
+    assert "def t := 1" in out
+
+
+def test_comment_markers_inside_strings_are_not_comments() -> None:
+    text = 'def s := "/-"\ntheorem bad : False := sorry\ndef u := "-/"\n'
+    out = lc.strip_comments_and_strings(text)
+    assert "sorry" in out, "a `/-` inside a string must not open a comment"
+
+
+# ---------------------------------------------------------------------------------------
+# Forbidden-word scan
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("word", lc.FORBIDDEN)
+def test_forbidden_word_in_code_counts(tmp_path: Path, word: str) -> None:
+    f = write(tmp_path, "Verified/A.lean", f"module\n\ntheorem t : True := by\n  {word}\n")
+    hits = lc.forbidden_hits(tmp_path, [f])
+    assert hits == [f"Verified/A.lean:4: forbidden `{word}`"]
+
+
+@pytest.mark.parametrize("word", lc.FORBIDDEN)
+def test_forbidden_word_in_comment_or_string_does_not_count(tmp_path: Path, word: str) -> None:
+    text = (f"module\n-- {word} in a line comment\n/- {word} in a block comment -/\n"
+            f"/-- doc mentioning {word} -/\ndef s : String := \"{word}\"\n")
+    f = write(tmp_path, "Verified/A.lean", text)
+    assert lc.forbidden_hits(tmp_path, [f]) == []
+
+
+def test_forbidden_scan_needs_whole_words(tmp_path: Path) -> None:
+    text = ("module\ndef sorryCount := 1\ndef admits := 2\ntheorem axiom_free : True := "
+            "trivial\ndef x := Foo.sorry\ndef externals := 3\n")
+    f = write(tmp_path, "Verified/A.lean", text)
+    assert lc.forbidden_hits(tmp_path, [f]) == []
+
+
+def test_forbidden_scan_reports_every_hit_with_its_line(tmp_path: Path) -> None:
+    text = ("module\n/- a\nmulti-line\ncomment -/\naxiom bad : False\n"
+            "@[implemented_by foo] def g := 1\ntheorem h : 1 = 1 := by native_decide\n")
+    f = write(tmp_path, "Verified/B.lean", text)
+    assert lc.forbidden_hits(tmp_path, [f]) == [
+        "Verified/B.lean:5: forbidden `axiom`",
+        "Verified/B.lean:6: forbidden `implemented_by`",
+        "Verified/B.lean:7: forbidden `native_decide`",
+    ]
+
+
+@pytest.mark.xfail(strict=True, reason="lean_check bug: a `'\"'` char literal opens a string "
+                   "in strip_comments_and_strings, hiding the code after it from the scan "
+                   "(an `axiom` there is never reported, and Lean accepts it silently)")
+def test_char_literal_quote_does_not_hide_code(tmp_path: Path) -> None:
+    text = "module\ndef q : Char := '\"'\naxiom cheat : False\ndef r := \"x\"\n"
+    f = write(tmp_path, "Verified/A.lean", text)
+    assert lc.forbidden_hits(tmp_path, [f]) == ["Verified/A.lean:3: forbidden `axiom`"]
+
+
+@pytest.mark.xfail(strict=True, reason="lean_check bug: a string literal spanning lines is "
+                   "replaced by `\"\"` without its newlines, so later hits get wrong line numbers")
+def test_multiline_string_keeps_line_numbers(tmp_path: Path) -> None:
+    text = 'module\ndef s := "a\nb"\naxiom c : False\n'
+    f = write(tmp_path, "Verified/A.lean", text)
+    assert lc.forbidden_hits(tmp_path, [f]) == ["Verified/A.lean:4: forbidden `axiom`"]
+
+
+def test_main_fails_on_forbidden_word_before_running_lean(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, "Verified/A.lean",
+          "module\n-- sorry in a comment is fine\ntheorem t : True := by\n  sorry\n")
+    calls: list[object] = []
+
+    def no_lean(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        raise AssertionError("Lean must not run when the scan fails")
+
+    monkeypatch.setenv("LVT_LEAN_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(lc, "ensure_toolchain", lambda home: (home, home, home))
+    monkeypatch.setattr(lc, "run_module", no_lean)
+    rc = lc.main(["--root", str(tmp_path), str(tmp_path / "Verified/A.lean")])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "Verified/A.lean:4: forbidden `sorry`" in out
+    assert "lean: FAILED, 1 forbidden proof escapes" in out
+    assert ":2:" not in out, "the comment on line 2 must not be reported"
+    assert calls == []
+
+
+def test_main_scans_imported_modules_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, "Verified/Dep.lean", "module\naxiom cheat : False\n")
+    write(tmp_path, "Verified/Top.lean", "module\npublic import Verified.Dep\n")
+    monkeypatch.setenv("LVT_LEAN_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(lc, "ensure_toolchain", lambda home: (home, home, home))
+    rc = lc.main(["--root", str(tmp_path), str(tmp_path / "Verified/Top.lean")])
+    assert rc == 1
+    assert "Verified/Dep.lean:2: forbidden `axiom`" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------
+# Import graph, topological order, cache keys
+# ---------------------------------------------------------------------------------------
+
+
+def test_header_imports_forms() -> None:
+    text = ("module\n\n/-! doc\nimport Fake.InComment\n-/\npublic import Verified.A\n"
+            "import Verified.B\nmeta import Verified.C\npublic meta import Verified.D\n"
+            "import all Verified.E\n-- import Verified.F\nimport Init.Data.List\n")
+    assert lc.header_imports(text) == [
+        "Verified.A", "Verified.B", "Verified.C", "Verified.D", "Verified.E", "Init.Data.List"]
+
+
+def _tree(tmp_path: Path) -> Path:
+    write(tmp_path, "Verified/Spec/A.lean", "module\n")
+    write(tmp_path, "Verified/Spec/B.lean", "module\npublic import Verified.Spec.A\n")
+    write(tmp_path, "Verified/Spec/C.lean",
+          "module\npublic import Verified.Spec.A\nimport Init.Data.List\n")
+    write(tmp_path, "Verified/Thm/D.lean",
+          "module\npublic import Verified.Spec.B\npublic import Verified.Spec.C\n")
+    write(tmp_path, "Verified/Unrelated.lean", "module\n")
+    return tmp_path
+
+
+def test_discover_follows_project_imports_only(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    mods = lc.discover(root, [root / "Verified/Thm/D.lean"])
+    assert set(mods) == {"Verified.Spec.A", "Verified.Spec.B", "Verified.Spec.C",
+                         "Verified.Thm.D"}
+    assert mods["Verified.Spec.C"].imports == ["Verified.Spec.A"], "Init is not a project module"
+
+
+def test_topo_order_respects_dependencies(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    mods = lc.discover(root, lc.default_targets(root))
+    order = lc.topo_order(mods)
+    assert sorted(order) == sorted(mods)
+    pos = {n: i for i, n in enumerate(order)}
+    for m in mods.values():
+        for d in m.imports:
+            assert pos[d] < pos[m.name], f"{d} must come before {m.name}"
+
+
+def test_import_cycle_is_an_error(tmp_path: Path) -> None:
+    write(tmp_path, "Verified/X.lean", "module\nimport Verified.Y\n")
+    write(tmp_path, "Verified/Y.lean", "module\nimport Verified.X\n")
+    mods = lc.discover(tmp_path, [tmp_path / "Verified/X.lean"])
+    with pytest.raises(lc.CheckError, match="import cycle"):
+        lc.topo_order(mods)
+
+
+def test_non_module_file_and_missing_import_are_errors(tmp_path: Path) -> None:
+    write(tmp_path, "Verified/Old.lean", "import Verified.New\ntheorem t : True := trivial\n")
+    with pytest.raises(lc.CheckError, match="not a `module` file"):
+        lc.discover(tmp_path, [tmp_path / "Verified/Old.lean"])
+    write(tmp_path, "Verified/M.lean", "module\nimport Verified.Missing\n")
+    with pytest.raises(lc.CheckError, match="no such module file"):
+        lc.discover(tmp_path, [tmp_path / "Verified/M.lean"])
+
+
+def _keys(root: Path) -> dict[str, str]:
+    mods = lc.discover(root, lc.default_targets(root))
+    lc.topo_order(mods)
+    return {n: m.key for n, m in mods.items()}
+
+
+def test_cache_key_changes_with_the_module_and_everything_it_imports(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    before = _keys(root)
+    # Change B: B and D (which imports B) must be re-checked, A, C and Unrelated not.
+    (root / "Verified/Spec/B.lean").write_text("module\npublic import Verified.Spec.A\n-- x\n")
+    after = _keys(root)
+    changed = {n for n in before if before[n] != after[n]}
+    assert changed == {"Verified.Spec.B", "Verified.Thm.D"}
+    # Change A: everything that imports it, transitively.
+    (root / "Verified/Spec/A.lean").write_text("module\ndef a := 1\n")
+    after2 = _keys(root)
+    changed2 = {n for n in after if after[n] != after2[n]}
+    assert changed2 == {"Verified.Spec.A", "Verified.Spec.B", "Verified.Spec.C",
+                        "Verified.Thm.D"}
+
+
+def test_cache_key_depends_on_module_name(tmp_path: Path) -> None:
+    write(tmp_path, "Verified/P.lean", "module\n")
+    write(tmp_path, "Verified/Q.lean", "module\n")
+    keys = _keys(tmp_path)
+    assert keys["Verified.P"] != keys["Verified.Q"]
+
+
+def test_count_theorems(tmp_path: Path) -> None:
+    f = write(tmp_path, "Verified/T.lean",
+              "module\ntheorem a : True := trivial\n@[simp] theorem b : True := trivial\n"
+              "private theorem c : True := trivial\n-- theorem d : True := trivial\n"
+              "/-- theorem e -/\nlemma f : True := trivial\n")
+    assert lc.count_theorems([f]) == 3
+
+
+def test_lean_home_must_be_visible_to_wasm(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LVT_LEAN_HOME", "/var/lvt-lean")
+    with pytest.raises(lc.CheckError, match="/tmp or /home"):
+        lc.lean_home()
+    monkeypatch.setenv("LVT_LEAN_HOME", "/tmp/lvt-lean-x")
+    assert lc.lean_home() == Path("/tmp/lvt-lean-x")
+
+
+# ---------------------------------------------------------------------------------------
+# `noncomputable section` insertion and message line mapping
+# ---------------------------------------------------------------------------------------
+
+SRC = """module
+
+public import Verified.Spec.A
+/- a comment between imports
+   import Fake.Thing -/
+import Verified.Spec.B
+
+public section
+
+theorem t : 1 = 2 := by decide
+"""
+
+
+def test_staged_text_inserts_after_the_last_import() -> None:
+    staged, inserted = lc.staged_text(SRC)
+    lines = staged.splitlines()
+    src_lines = SRC.splitlines()
+    assert src_lines[5] == "import Verified.Spec.B"
+    assert inserted == 7, "1-based line of the inserted `noncomputable section`"
+    assert lines[inserted - 1] == "noncomputable section"
+    # every other line is unchanged, in order
+    assert lines[: inserted - 1] + lines[inserted:] == src_lines
+
+
+def test_staged_text_without_imports_goes_after_module() -> None:
+    staged, inserted = lc.staged_text("module\n\ndef x := 1\n")
+    assert staged.splitlines() == ["module", "noncomputable section", "", "def x := 1"]
+    assert inserted == 2
+
+
+def _msg(line: int, severity: str, data: str, col: int = 2) -> str:
+    return json.dumps({"severity": severity, "data": data,
+                       "pos": {"line": line, "column": col}, "fileName": "X.lean"})
+
+
+def test_message_line_numbers_map_back_to_the_source() -> None:
+    staged, inserted = lc.staged_text(SRC)
+    staged_line = staged.splitlines().index("theorem t : 1 = 2 := by decide") + 1
+    src_line = SRC.splitlines().index("theorem t : 1 = 2 := by decide") + 1
+    assert staged_line == src_line + 1
+    out = "\n".join([
+        "[DEBUG] noise",
+        _msg(staged_line, "error", "decide failed"),
+        _msg(2, "warning", "unused variable"),
+        "not json {",
+        _msg(staged_line, "warning", "declaration uses 'sorry'"),
+        json.dumps({"no": "severity"}),
+    ])
+    messages, errors, sorry = lc.parse_messages(out, Path("X.lean"), inserted)
+    assert errors == 1 and sorry == 1
+    assert messages == [f"X.lean:{src_line}:2: error: decide failed",
+                        f"X.lean:{src_line}:2: warning: declaration uses 'sorry'"]
+
+
+def test_warnings_other_than_sorry_are_not_failures() -> None:
+    messages, errors, sorry = lc.parse_messages(
+        _msg(3, "warning", "unused variable `x`"), Path("X.lean"), 2)
+    assert (messages, errors, sorry) == ([], 0, 0)
+
+
+def test_verdict_lines_are_parsed_per_module() -> None:
+    out = ("  ok     Verified.Spec.Token                        cached\n"
+           "  FAILED Verified.Thm.Formats                       123.4 s\n"
+           "    /tmp/x/Verified/Thm/Formats.lean:20:2: error: decide failed\n"
+           "  ok     LvtVectors.A                               61.0 s\n"
+           "lean: FAILED 1 of 3 modules (Verified.Thm.Formats), 0 sorry, 200 s\n")
+    run = leangen.CheckRun(1, out, 0.0, {}, {})
+    for line in out.splitlines():
+        m = leangen._VERDICT_RE.match(line)
+        if m:
+            run.status[m.group(2)] = m.group(1)
+    assert run.status == {"Verified.Spec.Token": "ok", "Verified.Thm.Formats": "FAILED",
+                          "LvtVectors.A": "ok"}
+    assert "decide failed" in run.messages_for("Verified.Thm.Formats")
+    assert run.messages_for("LvtVectors.A") == ""
+
+
+# ---------------------------------------------------------------------------------------
+# The real checker on a broken library (one Lean run)
+# ---------------------------------------------------------------------------------------
+
+# A Lean module with a small hand-made format and conversation; `{expected}` is the claimed
+# token ids of its render. The right ids were derived by hand from `Verified/Spec/Render.lean`:
+# BOS 1; user header 10 11; payload 500 501; user footer 20 21; assistant header 10 12;
+# reasoning opener 30, payload 502, closer 31; plain payload 503; assistant footer 20 21;
+# generation prompt (assistant header) 10 12.
+EXAMPLE_MODULE = """module
+
+public import Verified.Spec.Render
+
+/-! Checker self-test: a concrete render stated with `by rfl`. -/
+
+namespace Verified
+
+def tinyFormat : EncFormat where
+  reserved := [1, 10, 11, 12, 20, 21, 30, 31]
+  bos := [1]
+  header | .user => [10, 11] | .assistant => [10, 12] | _ => []
+  footer | .user => [20, 21] | .assistant => [20, 21] | _ => []
+  blockOpen | .reasoning => [30] | _ => []
+  blockClose | .reasoning => [31] | _ => []
+  toolSep := []
+
+def tinyConversation : Conversation (List Token) :=
+  { messages := [⟨.user, [.plain [500, 501]]⟩,
+                 ⟨.assistant, [.reasoning [502], .plain [503]]⟩],
+    addGenerationPrompt := true }
+
+example : ids (tinyFormat.renderTok tinyConversation) = {expected} := by rfl
+
+example : mask (tinyFormat.renderTok tinyConversation) =
+    [false, false, false, false, false, false, false, false, false,
+     true, true, true, true, true, false, false, false] := by rfl
+
+end Verified
+"""
+
+RIGHT_IDS = [1, 10, 11, 500, 501, 20, 21, 10, 12, 30, 502, 31, 503, 20, 21, 10, 12]
+# One id wrong: the assistant end of turn (20) replaced by the user footer's second token.
+WRONG_IDS = [*RIGHT_IDS[:13], 21, *RIGHT_IDS[14:]]
+
+
+def _break_library(root: Path) -> tuple[Path, str, str]:
+    """Break one definition of the staged library so that a theorem catches it.
+
+    Returns the theorem file to check, the module name, and the name of the theorem expected
+    to fail. Drops the assistant footer of `Verified.Formats.llama3` (no `<|eot_id|>` after
+    an assistant turn, the classic "the model never learns to stop" bug) and checks
+    `Verified/Thm/Formats.lean`, whose `llama3_wellFormed` is proved by `decide` and must now
+    fail, while the proofs for the other formats still pass.
+    """
+    path = root / "Verified/Spec/Formats.lean"
+    text = path.read_text(encoding="utf-8")
+    old = "    | _ => [.ctrl ids.eot]\n"
+    assert text.count(old) == 1, "Formats.lean changed: update the break in test_checker.py"
+    path.write_text(text.replace(old, "    | .assistant => []\n" + old), encoding="utf-8")
+    thm = root / "Verified/Thm/Formats.lean"
+    assert "theorem llama3_wellFormed" in thm.read_text(encoding="utf-8")
+    return thm, "Verified.Thm.Formats", "llama3_wellFormed"
+
+
+@pytest.mark.lean
+@pytest.mark.skipif(not leangen.lean_available(), reason="no npm and no installed wasm Lean")
+def test_checker_rejects_a_broken_library_and_a_wrong_example() -> None:
+    """One `lean_check` invocation, three target modules checked independently:
+
+    * the library with one definition broken: the theorem that depends on it must fail and
+      the checker must name it (file, line, theorem) and the failing module;
+    * `Verified/SelfTest/Wrong.lean`: a wrong `example … := by rfl` must fail on its own;
+    * `Verified/SelfTest/Right.lean`: the same example with the right ids must pass.
+    """
+    root = leangen.stage_library("lvt-checker-selftest-")
+    try:
+        thm, thm_module, theorem = _break_library(root)
+        wrong = write(root, "Verified/SelfTest/Wrong.lean",
+                      EXAMPLE_MODULE.replace("{expected}", str(WRONG_IDS)))
+        right = write(root, "Verified/SelfTest/Right.lean",
+                      EXAMPLE_MODULE.replace("{expected}", str(RIGHT_IDS)))
+        run = leangen.run_checker(root, [thm, wrong, right])
+        print(run.output)
+        print(f"lean_check wall time: {run.seconds:.0f} s")
+
+        assert run.returncode == 1, run.output
+        # The broken spec module itself still compiles: the break is semantic.
+        assert run.status.get("Verified.Spec.Formats") == "ok", run.output
+        # The theorem file fails, and the checker says which theorem and where.
+        assert run.status.get(thm_module) == "FAILED", run.output
+        msgs = run.messages_for(thm_module)
+        thm_lines = thm.read_text(encoding="utf-8").splitlines()
+        line_of = next(i for i, ln in enumerate(thm_lines, 1) if f"theorem {theorem}" in ln)
+        assert "error" in msgs, msgs
+        reported = {int(x.split(":")[1]) for x in msgs.splitlines()
+                    if x.strip().startswith(str(thm))}
+        assert any(line_of <= ln <= line_of + 2 for ln in reported), (line_of, msgs)
+        # The well-formedness proofs of the other formats in the same file are unaffected:
+        # the checker pins the failure on the broken format's proof.
+        others = [i for i, ln in enumerate(thm_lines, 1)
+                  if ln.startswith("theorem ") and "_wellFormed" in ln
+                  and f"theorem {theorem}" not in ln]
+        assert len(others) >= 6, others
+        assert not any(o <= ln <= o + 2 for o in others for ln in reported), msgs
+        # The wrong example fails on its own, the corrected one passes.
+        assert run.status.get("Verified.SelfTest.Wrong") == "FAILED", run.output
+        assert "error" in run.messages_for("Verified.SelfTest.Wrong")
+        wrong_lines = wrong.read_text(encoding="utf-8").splitlines()
+        wrong_line = next(i for i, ln in enumerate(wrong_lines, 1) if "{" not in ln
+                          and ln.startswith("example : ids"))
+        assert f"Wrong.lean:{wrong_line}:" in run.messages_for("Verified.SelfTest.Wrong")
+        assert run.status.get("Verified.SelfTest.Right") == "ok", run.output
+        # The summary line names the failing modules.
+        summary = run.output.strip().splitlines()[-1]
+        assert summary.startswith("lean: FAILED 2 of"), summary
+        assert thm_module in summary and "Verified.SelfTest.Wrong" in summary
+        assert "Verified.SelfTest.Right" not in summary
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

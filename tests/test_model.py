@@ -1,0 +1,62 @@
+"""The message AST (lvt.model)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from lvt.model import (
+    BLOCK_KIND_ALL,
+    ROLE_ALL,
+    BlockKind,
+    Conversation,
+    Message,
+    Plain,
+    Reasoning,
+    Role,
+    Text,
+    Tokens,
+    ToolCall,
+    block_kind,
+)
+
+
+def test_role_values_and_order() -> None:
+    assert [r.value for r in ROLE_ALL] == ["system", "developer", "user", "assistant", "tool"]
+    assert Role("user") is Role.USER
+    assert Role.USER == "user"
+    with pytest.raises(ValueError):
+        Role("bot")
+
+
+def test_block_kind_parser_order() -> None:
+    assert BLOCK_KIND_ALL == (BlockKind.REASONING, BlockKind.TOOL_CALL, BlockKind.PLAIN)
+    assert block_kind(Plain(Text("a"))) is BlockKind.PLAIN
+    assert Reasoning(Text("a")).kind is BlockKind.REASONING
+    assert ToolCall(Text("f"), Text("{}")).kind is BlockKind.TOOL_CALL
+
+
+def test_frozen_and_hashable() -> None:
+    m = Message("user", [Plain(Text("hi")), ToolCall(Text("f"), Tokens([1, 2]))])
+    c = Conversation([m], add_generation_prompt=True)
+    assert isinstance(m.blocks, tuple)
+    assert m.role is Role.USER
+    assert Tokens([1, 2]).ids == (1, 2)
+    assert hash(c) == hash(Conversation((m,), True))
+    assert c == Conversation((m,), True)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        m.role = Role.ASSISTANT  # type: ignore[misc]
+    assert len({c, Conversation((m,), True)}) == 1
+
+
+def test_message_text_helper() -> None:
+    assert Message.text("user", "hi") == Message(Role.USER, (Plain(Text("hi")),))
+    assert Message.text(Role.ASSISTANT, "") == Message(Role.ASSISTANT, ())
+
+
+def test_map_and_concat() -> None:
+    c = Conversation([Message("user", [Plain(Text("ab")), ToolCall(Text("n"), Text("x"))])])
+    d = c.map(lambda p: Tokens([len(p.text)]))
+    assert d.messages[0].blocks == (Plain(Tokens([2])), ToolCall(Tokens([1]), Tokens([1])))
+    e = c + Conversation([Message.text("assistant", "y")], True)
+    assert len(e) == 2 and e.add_generation_prompt

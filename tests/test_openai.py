@@ -1,0 +1,101 @@
+"""from_openai: the OpenAI/HF chat dict shape to the typed AST, without normalising text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from lvt.errors import ConversationError
+from lvt.model import Conversation, Message, Plain, Reasoning, Role, Text, ToolCall
+from lvt.openai import from_openai, tools_text
+
+
+def test_plain_messages_are_not_normalised() -> None:
+    c = from_openai([{"role": "user", "content": "  hi\r\n\u00e9 "}], add_generation_prompt=True)
+    assert c == Conversation([Message(Role.USER, [Plain(Text("  hi\r\n\u00e9 "))])], True)
+
+
+def test_empty_and_none_content_give_no_block() -> None:
+    c = from_openai([{"role": "user", "content": ""}, {"role": "assistant", "content": None}])
+    assert c.messages == (Message(Role.USER, ()), Message(Role.ASSISTANT, ()))
+
+
+def test_list_of_parts() -> None:
+    c = from_openai([{"role": "user", "content": [{"type": "text", "text": "a"}, {"text": "b"}]}])
+    assert c.messages[0].blocks == (Plain(Text("ab")),)
+    with pytest.raises(ConversationError) as ei:
+        from_openai([{"role": "user", "content": "x"},
+                     {"role": "user", "content": [{"type": "image_url", "image_url": {}}]}])
+    assert ei.value.message_index == 1
+
+
+def test_reasoning_and_tool_calls() -> None:
+    msgs = [
+        {"role": "user", "content": "weather?"},
+        {
+            "role": "assistant",
+            "reasoning_content": "think",
+            "content": "let me see",
+            "tool_calls": [
+                {"id": "1", "type": "function",
+                 "function": {"name": "get", "arguments": {"city": "Zürich"}}},
+                {"type": "function", "function": {"name": "f", "arguments": '{"x":1}'}},
+                {"name": "flat", "arguments": None},
+            ],
+        },
+        {"role": "tool", "content": "sunny", "tool_call_id": "1"},
+    ]
+    c = from_openai(msgs)
+    assert c.messages[1].blocks == (
+        Reasoning(Text("think")),
+        Plain(Text("let me see")),
+        ToolCall(Text("get"), Text(json.dumps({"city": "Zürich"}, ensure_ascii=False))),
+        ToolCall(Text("f"), Text('{"x":1}')),
+        ToolCall(Text("flat"), Text("{}")),
+    )
+    assert "Zürich" in c.messages[1].blocks[2].args.text
+    assert c.messages[2] == Message(Role.TOOL, [Plain(Text("sunny"))])
+
+
+@pytest.mark.parametrize("key", ["reasoning_content", "reasoning", "thinking"])
+def test_reasoning_keys(key: str) -> None:
+    c = from_openai([{"role": "assistant", key: "r"}])
+    assert c.messages[0].blocks == (Reasoning(Text("r")),)
+
+
+def test_tools_go_to_the_system_prompt() -> None:
+    tools = [{"type": "function", "function": {"name": "get", "parameters": {}}}]
+    c = from_openai([{"role": "user", "content": "hi"}], tools=tools)
+    assert c.messages[0] == Message(Role.SYSTEM, [Plain(Text(tools_text(tools)))])
+    c = from_openai([{"role": "system", "content": "S"}, {"role": "user", "content": "hi"}],
+                    tools=tools)
+    assert c.messages[0].blocks[0].payload.text == "S\n\n" + tools_text(tools)
+    assert len(c.messages) == 2
+
+
+@pytest.mark.parametrize(
+    ("messages", "index", "match"),
+    [
+        ([], None, "empty"),
+        ([{"role": "user", "content": "a"}, {"role": "bot", "content": "b"}], 1, "unknown role"),
+        ([{"role": "user", "content": 3}], 0, "content"),
+        ([{"role": "user", "content": "a\ud800"}], 0, "surrogate"),
+        ([{"role": "user", "content": [{"type": "text", "text": 5}]}], 0, "string"),
+        ([{"role": "assistant", "tool_calls": [{"function": {"name": 1}}]}], 0, "name"),
+        ([{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": 3}}]}],
+         0, "arguments"),
+        ([{"role": "user", "tool_calls": [{"function": {"name": "f"}}]}], 0, "tool calls"),
+        (["hello"], 0, "dict"),
+        ([{"role": "assistant", "reasoning_content": 7}], 0, "reasoning"),
+    ],
+)
+def test_bad_input(messages, index, match) -> None:
+    with pytest.raises(ConversationError, match=match) as ei:
+        from_openai(messages)
+    assert ei.value.message_index == index
+    assert ei.value.reason
+
+
+def test_messages_must_be_a_list() -> None:
+    with pytest.raises(ConversationError):
+        from_openai("hello")  # type: ignore[arg-type]

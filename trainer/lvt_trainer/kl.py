@@ -1,0 +1,375 @@
+"""Exact and sampled KL to the reference policy, and chunked per-token statistics.
+
+The heavy lifting is :class:`ChunkedTokenStats`, a ``torch.autograd.Function`` that walks
+the sequence in chunks of ``chunk_size`` positions and, for every position, computes from
+the policy logits (or from hidden states and the LM-head weight):
+
+* ``logp``: the log-probability of the target token,
+* ``entropy``: the entropy of the policy distribution,
+* ``kl``: the exact ``KL(pi_new || pi_ref)`` over the whole vocabulary.
+
+Everything is computed in fp32 (fp64 when the inputs are fp64, which is what
+``torch.autograd.gradcheck`` uses), whatever the input dtype. The forward pass keeps no
+``(chunk, V)`` intermediates; the backward pass recomputes the softmax of each chunk and
+writes the analytic gradient
+
+* ``d logp_y / dz = onehot(y) - p``
+* ``d H / dz = -p * (log p + H)``
+* ``d KL / dz = p * ((log p - log r) - KL)``
+
+so that peak extra memory is ``O(chunk_size * V)`` instead of several ``B * T * V``
+buffers. Values and gradients equal the unchunked computation up to float rounding.
+
+The reference distribution never receives gradients. It can be smoothed,
+``log r = log((1 - eps) * softmax(ref_logits) + eps / V)``, which keeps the KL finite
+where the reference assigns (numerically) zero mass.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "DEFAULT_LOG_RATIO_BOUND",
+    "ChunkedTokenStats",
+    "KLEstimator",
+    "exact_kl",
+    "naive_token_stats",
+    "sampled_kl",
+    "smoothed_log_softmax",
+    "token_logprobs_entropy",
+    "token_stats",
+]
+
+KLEstimator = Literal["k1", "k2", "k3"]
+
+#: Default clamp applied to log-probability differences before exponentiation.
+DEFAULT_LOG_RATIO_BOUND: float = 20.0
+
+
+def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """fp32 for half/bf16/fp32 inputs, fp64 for fp64 inputs."""
+    return torch.promote_types(dtype, torch.float32)
+
+
+def smoothed_log_softmax(logits: Tensor, eps: float = 0.0) -> Tensor:
+    """``log((1 - eps) * softmax(logits) + eps / V)`` along the last dimension, stably.
+
+    With ``eps == 0`` this is ``log_softmax``. Computed in the dtype of ``logits``.
+    """
+    logp = torch.log_softmax(logits, dim=-1)
+    if eps <= 0.0:
+        return logp
+    if eps >= 1.0:
+        raise ValueError(f"smoothing eps must be < 1, got {eps}")
+    vocab = logits.shape[-1]
+    floor = torch.tensor(math.log(eps / vocab), dtype=logp.dtype, device=logp.device)
+    shift = math.log1p(-eps)
+    logp = logp + shift if logp.requires_grad else logp.add_(shift)
+    return torch.logaddexp(logp, floor)
+
+
+def _chunk_logits(src: Tensor, weight: Tensor | None, cdt: torch.dtype) -> Tensor:
+    """Logits of one chunk in the compute dtype: ``src`` itself, or ``src @ weight.T``."""
+    if weight is None:
+        return src.to(cdt)
+    # Matmul in the weight's dtype (bf16 on GPU accumulates in fp32), never copy the
+    # whole (V, H) weight per chunk.
+    return (src.to(weight.dtype) @ weight.t()).to(cdt)
+
+
+def _chunks(length: int, chunk_size: int | None) -> list[tuple[int, int]]:
+    if chunk_size is None or chunk_size <= 0 or chunk_size >= length:
+        return [(0, length)]
+    return [(s, min(s + chunk_size, length)) for s in range(0, length, chunk_size)]
+
+
+class ChunkedTokenStats(torch.autograd.Function):
+    """Chunked target log-prob, entropy and exact KL with recompute in backward.
+
+    ``forward(ctx, policy, weight, ref, ref_weight, targets, chunk_size, smoothing,
+    want_logp, want_entropy, want_kl)``:
+
+    * ``policy``: ``(B, T, V)`` logits, or ``(B, T, H)`` hidden states when ``weight``
+      (``(V, H)``, the LM head) is given; gradients flow to ``policy`` and ``weight``.
+    * ``ref`` / ``ref_weight``: the same for the reference model (no gradient); may be
+      ``None`` when ``want_kl`` is false.
+    * ``targets``: ``(B, T)`` int64 token ids, or ``None`` when ``want_logp`` is false.
+
+    Returns ``(logp, entropy, kl)``, each ``(B, T)`` in the compute dtype (zeros for the
+    quantities not requested). Prefer the wrappers :func:`token_stats`, :func:`exact_kl`
+    and :func:`token_logprobs_entropy`.
+    """
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx: Any,
+        policy: Tensor,
+        weight: Tensor | None,
+        ref: Tensor | None,
+        ref_weight: Tensor | None,
+        targets: Tensor | None,
+        chunk_size: int | None,
+        smoothing: float,
+        want_logp: bool,
+        want_entropy: bool,
+        want_kl: bool,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        if policy.dim() != 3:
+            raise ValueError(f"policy must be (B, T, V or H), got shape {tuple(policy.shape)}")
+        if want_kl and ref is None:
+            raise ValueError("want_kl requires reference logits or hidden states")
+        if want_logp and targets is None:
+            raise ValueError("want_logp requires targets")
+        cdt = _compute_dtype(policy.dtype if weight is None else weight.dtype)
+        bsz, seq = policy.shape[0], policy.shape[1]
+        out_lp = policy.new_zeros((bsz, seq), dtype=cdt)
+        out_ent = policy.new_zeros((bsz, seq), dtype=cdt)
+        out_kl = policy.new_zeros((bsz, seq), dtype=cdt)
+        with torch.no_grad():
+            for b in range(bsz):
+                for s, e in _chunks(seq, chunk_size):
+                    # at most three (chunk, V) buffers live at once: lp, p, d
+                    lp = torch.log_softmax(_chunk_logits(policy[b, s:e], weight, cdt), dim=-1)
+                    if want_logp:
+                        assert targets is not None
+                        out_lp[b, s:e] = lp.gather(-1, targets[b, s:e, None]).squeeze(-1)
+                    if want_entropy or want_kl:
+                        p = lp.exp()
+                        if want_kl:
+                            assert ref is not None
+                            d = _ref_logp(ref[b, s:e], ref_weight, cdt, smoothing)
+                            d.sub_(lp).neg_()  # d = lp - log r, in place
+                            out_kl[b, s:e] = d.mul_(p).sum(-1)
+                            del d
+                        if want_entropy:
+                            out_ent[b, s:e] = -lp.mul_(p).sum(-1)  # lp is not needed after
+                        del p
+                    del lp
+        ctx.save_for_backward(policy, weight, ref, ref_weight, targets, out_ent, out_kl)
+        ctx.cfg = (chunk_size, smoothing, want_logp, want_entropy, want_kl, cdt)
+        return out_lp, out_ent, out_kl
+
+    @staticmethod
+    def backward(  # type: ignore[override]
+        ctx: Any, g_lp: Tensor | None, g_ent: Tensor | None, g_kl: Tensor | None
+    ) -> tuple[Tensor | None, ...]:
+        policy, weight, ref, ref_weight, targets, ent, kl = ctx.saved_tensors
+        chunk_size, smoothing, want_logp, want_entropy, want_kl, cdt = ctx.cfg
+        use_lp = want_logp and g_lp is not None
+        use_ent = want_entropy and g_ent is not None
+        use_kl = want_kl and g_kl is not None
+        need_policy = ctx.needs_input_grad[0]
+        need_weight = weight is not None and ctx.needs_input_grad[1]
+        nothing = not (use_lp or use_ent or use_kl)
+        if nothing or not (need_policy or need_weight):
+            gp = torch.zeros_like(policy) if need_policy else None
+            gw = torch.zeros_like(weight) if need_weight else None
+            return (gp, gw, *([None] * 9))
+        # every chunk is written below, so no zero fill is needed
+        grad_policy = torch.empty_like(policy) if need_policy else None
+        grad_weight = torch.zeros_like(weight, dtype=cdt) if need_weight else None
+        bsz, seq = policy.shape[0], policy.shape[1]
+        for b in range(bsz):
+            for s, e in _chunks(seq, chunk_size):
+                src = policy[b, s:e]
+                # gz = p * (-g_H * lp + g_KL * (lp - log r) + c) + onehot(y) * g_lp with
+                # c = -g_lp - g_H * H - g_KL * KL; built in place in the lp buffer.
+                lp = torch.log_softmax(_chunk_logits(src, weight, cdt), dim=-1)
+                p = lp.exp()
+                c = torch.zeros((e - s, 1), dtype=cdt, device=lp.device)
+                d: Tensor | None = None
+                if use_kl:
+                    gk = g_kl[b, s:e, None].to(cdt)
+                    c.sub_(gk * kl[b, s:e, None])
+                    d = _ref_logp(ref[b, s:e], ref_weight, cdt, smoothing)
+                    d.sub_(lp).neg_()  # lp - log r
+                    d.mul_(gk)
+                if use_ent:
+                    gh = g_ent[b, s:e, None].to(cdt)
+                    c.sub_(gh * ent[b, s:e, None])
+                    gz = lp.mul_(-gh)
+                else:
+                    gz = lp.zero_()
+                del lp
+                if d is not None:
+                    gz.add_(d)
+                    del d
+                if use_lp:
+                    gl = g_lp[b, s:e, None].to(cdt)
+                    c.sub_(gl)
+                gz.add_(c).mul_(p)
+                del p
+                if use_lp:
+                    gz.scatter_add_(-1, targets[b, s:e, None], gl)
+                if weight is None:
+                    if grad_policy is not None:
+                        grad_policy[b, s:e] = gz
+                else:
+                    gzw = gz.to(weight.dtype)
+                    if grad_policy is not None:
+                        grad_policy[b, s:e] = gzw @ weight
+                    if grad_weight is not None:
+                        grad_weight.add_(gzw.t() @ src.to(weight.dtype))
+                    del gzw
+                del gz
+        gw = grad_weight.to(weight.dtype) if grad_weight is not None else None
+        return (grad_policy, gw, *([None] * 9))
+
+
+def _ref_logp(src: Tensor, weight: Tensor | None, cdt: torch.dtype, eps: float) -> Tensor:
+    return smoothed_log_softmax(_chunk_logits(src, weight, cdt), eps)
+
+
+def token_stats(
+    policy: Tensor,
+    targets: Tensor | None = None,
+    ref: Tensor | None = None,
+    *,
+    weight: Tensor | None = None,
+    ref_weight: Tensor | None = None,
+    chunk_size: int | None = 512,
+    ref_smoothing: float = 0.0,
+    compute_entropy: bool = True,
+) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+    """Per-position target log-prob, entropy and exact KL in one chunked pass.
+
+    Args:
+        policy: ``(B, T, V)`` policy logits, or ``(B, T, H)`` hidden states when ``weight``
+            is given (then logits are ``policy @ weight.T`` and are never materialised for
+            more than ``chunk_size`` positions at a time).
+        targets: ``(B, T)`` token ids whose log-probs are returned (``None``: skip).
+        ref: reference logits ``(B, T, V)`` or hidden states (with ``ref_weight``);
+            ``None`` skips the KL. Never receives gradients.
+        chunk_size: positions per chunk (``None``: whole sequence at once).
+        ref_smoothing: ``eps`` of the reference smoothing, see :func:`smoothed_log_softmax`.
+        compute_entropy: whether to compute the entropy.
+
+    Returns:
+        ``(logp, entropy, kl)``, each ``(B, T)`` fp32 (fp64 for fp64 inputs) or ``None``
+        when not requested.
+    """
+    want_lp = targets is not None
+    want_kl = ref is not None
+    if not (want_lp or compute_entropy or want_kl):
+        return None, None, None
+    if ref is not None:
+        ref = ref.detach()
+    if ref_weight is not None:
+        ref_weight = ref_weight.detach()
+    lp, ent, kl = ChunkedTokenStats.apply(
+        policy,
+        weight,
+        ref,
+        ref_weight,
+        targets,
+        chunk_size,
+        float(ref_smoothing),
+        want_lp,
+        compute_entropy,
+        want_kl,
+    )
+    return (lp if want_lp else None, ent if compute_entropy else None, kl if want_kl else None)
+
+
+def exact_kl(
+    logits: Tensor,
+    ref_logits: Tensor,
+    *,
+    chunk_size: int | None = 512,
+    ref_smoothing: float = 0.0,
+) -> Tensor:
+    """Exact per-position ``KL(softmax(logits) || ref)`` over the vocabulary, chunked.
+
+    ``logits`` and ``ref_logits`` are ``(B, T, V)`` (any float dtype; computed in fp32).
+    The reference may be smoothed with ``ref_smoothing``. Returns ``(B, T)``; gradients
+    flow to ``logits`` only.
+    """
+    _, _, kl = token_stats(
+        logits,
+        None,
+        ref_logits,
+        chunk_size=chunk_size,
+        ref_smoothing=ref_smoothing,
+        compute_entropy=False,
+    )
+    assert kl is not None
+    return kl
+
+
+def token_logprobs_entropy(
+    policy: Tensor,
+    targets: Tensor,
+    *,
+    weight: Tensor | None = None,
+    chunk_size: int | None = 512,
+    compute_entropy: bool = True,
+) -> tuple[Tensor, Tensor | None]:
+    """Chunked log-prob of ``targets`` and entropy from logits or hidden states.
+
+    ``policy`` is ``(B, T, V)`` logits, or ``(B, T, H)`` hidden states with ``weight``
+    the ``(V, H)`` LM-head weight. ``targets[b, t]`` is scored under the distribution at
+    ``policy[b, t]`` (shift the inputs before calling for next-token prediction).
+    """
+    lp, ent, _ = token_stats(
+        policy, targets, None, weight=weight, chunk_size=chunk_size, compute_entropy=compute_entropy
+    )
+    assert lp is not None
+    return lp, ent
+
+
+def naive_token_stats(
+    logits: Tensor,
+    targets: Tensor | None = None,
+    ref_logits: Tensor | None = None,
+    *,
+    ref_smoothing: float = 0.0,
+) -> tuple[Tensor | None, Tensor, Tensor | None]:
+    """Unchunked plain-autograd counterpart of :func:`token_stats` (fp32 full log-softmax).
+
+    Materialises several ``(B, T, V)`` buffers; kept as the memory/time baseline.
+    """
+    lp_full = torch.log_softmax(logits.to(_compute_dtype(logits.dtype)), dim=-1)
+    p = lp_full.exp()
+    ent = -(p * lp_full).sum(-1)
+    lp = None if targets is None else lp_full.gather(-1, targets[..., None]).squeeze(-1)
+    kl = None
+    if ref_logits is not None:
+        rlp = smoothed_log_softmax(ref_logits.detach().to(lp_full.dtype), ref_smoothing)
+        kl = (p * (lp_full - rlp)).sum(-1)
+    return lp, ent, kl
+
+
+def sampled_kl(
+    logp: Tensor,
+    ref_logp: Tensor,
+    estimator: KLEstimator = "k3",
+    *,
+    log_ratio_bound: float = DEFAULT_LOG_RATIO_BOUND,
+) -> Tensor:
+    """Sampled-token KL estimators (Schulman's k1, k2, k3) of ``KL(pi || pi_ref)``.
+
+    With ``d = ref_logp - logp`` (computed in fp32):
+
+    * ``k1 = -d = logp - ref_logp`` (unbiased, high variance, can be negative),
+    * ``k2 = d**2 / 2``,
+    * ``k3 = exp(d) - d - 1`` (unbiased, always >= 0).
+
+    ``d`` is clamped to ``[-log_ratio_bound, log_ratio_bound]`` for k2/k3 so the result
+    stays finite for arbitrary gaps (the gradient is zero beyond the bound). Gradients
+    flow to ``logp``; ``ref_logp`` is detached.
+    """
+    cdt = _compute_dtype(logp.dtype)
+    d = ref_logp.detach().to(cdt) - logp.to(cdt)
+    if estimator == "k1":
+        return -d
+    d = d.clamp(-log_ratio_bound, log_ratio_bound)
+    if estimator == "k2":
+        return 0.5 * d * d
+    if estimator == "k3":
+        return torch.expm1(d) - d
+    raise ValueError(f"unknown KL estimator {estimator!r}")
