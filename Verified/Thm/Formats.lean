@@ -52,10 +52,10 @@ theorem gemma_wellFormed : ((gemma gemmaReference).encode charCodec).WellFormed 
 /-- The check is not vacuous: a ChatML variant whose user and tool headers coincide is
 rejected. -/
 theorem chatml_sameHeaders_not_wellFormed :
-    ¬ (({ chatml qwen25Reference with
+    ¬ (ChatFormat.encode charCodec
+        { chatml qwen25Reference with
           header := fun r => [.ctrl qwen25Reference.imStart,
-            .lit (if r = Role.tool then "user\n" else chatmlRole r ++ "\n")] } : ChatFormat).encode
-        charCodec).WellFormed := by
+            .lit (if r = Role.tool then "user\n" else chatmlRole r ++ "\n")] }).WellFormed := by
   decide
 
 end Verified.Formats
