@@ -1,13 +1,5 @@
 module
 
-/-!
-# Lean Verified Tokenizers
-
-Umbrella module: imports the specification (`Verified/Spec`), the proofs (`Verified/Thm`) and
-the FFI exports (`Verified/Ffi`, through its proofs). `Verified/Main.lean` (the oracle
-executable) is deliberately not imported: its `main` must stay out of the shared library.
--/
-
 public import Verified.Spec.Token
 public import Verified.Spec.Message
 public import Verified.Spec.Format
@@ -23,3 +15,11 @@ public import Verified.Thm.ParseSound
 public import Verified.Thm.Injective
 public import Verified.Thm.Formats
 public import Verified.Thm.Ffi
+
+/-!
+# Lean Verified Tokenizers
+
+Umbrella module: imports the specification (`Verified/Spec`), the proofs (`Verified/Thm`) and
+the FFI exports (`Verified/Ffi`, through its proofs). `Verified/Main.lean` (the oracle
+executable) is deliberately not imported: its `main` must stay out of the shared library.
+-/

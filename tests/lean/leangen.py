@@ -338,6 +338,25 @@ def cells_term(cells: Iterable[Any]) -> str:
 EXPAND_DEF = """/-- Cells from runs `(src, owner, loss, tokens)`: a compact render. -/
 def expand (rs : List (Src × Nat × Bool × List Token)) : List Cell :=
   rs.flatMap fun r => r.2.2.2.map fun t => ⟨t, r.1, r.2.1, r.2.2.1⟩
+
+/-- The four projections of a render. Compared instead of `List Cell` itself: the derived
+`DecidableEq` instances of structures (`Cell`, `Conversation`) are not exposed across
+modules, so `decide` cannot unfold them; the projections use core instances only. -/
+def proj (cs : List Cell) : List Token × List Bool × List Nat × List Src :=
+  (ids cs, mask cs, owners cs, cs.map Cell.src)
+
+def roleCode : Role → Nat
+  | .system => 0 | .developer => 1 | .user => 2 | .assistant => 3 | .tool => 4
+
+def blockCode : Block (List Token) → List (List Nat)
+  | .plain p => [[0], p]
+  | .reasoning p => [[1], p]
+  | .toolCall n a => [[2], n, a]
+
+/-- An injective encoding of a pre-encoded conversation as a list of `Nat` lists. -/
+def convCode (c : Conversation (List Token)) : List (List Nat) :=
+  [if c.addGenerationPrompt then 1 else 0] ::
+    c.messages.flatMap fun m => [5, roleCode m.role, m.blocks.length] :: m.blocks.flatMap blockCode
 """
 
 
@@ -369,8 +388,8 @@ def vector_examples(v: Vector, fmt_name: str, conv_name: str | None,
     """
     out = [f"-- {v.label}"]
     if conv_name is not None and v.cells is not None:
-        out.append(f"example : {fmt_name}.renderTok {conv_name} =\n"
-                   f"    {runs_term(v.cells)} := by {tactic}")
+        out.append(f"example : proj ({fmt_name}.renderTok {conv_name}) =\n"
+                   f"    proj ({runs_term(v.cells)}) := by {tactic}")
         if v.valid is not None:
             out.append(f"example : {fmt_name}.valid {conv_name} = {str(v.valid).lower()} := "
                        f"by {tactic}")
@@ -379,11 +398,13 @@ def vector_examples(v: Vector, fmt_name: str, conv_name: str | None,
                      and list(v.parse_input) == [c.tok for c in v.cells])
         src = (f"(ids ({fmt_name}.renderTok {conv_name}))" if is_render
                else nat_list(v.parse_input))
-        if v.parse_result is not None and conv_name is not None and v.parse_result == v.conv:
-            res = f"some {conv_name}"
+        if v.parse_result is None:
+            res = "none"
+        elif conv_name is not None and v.parse_result == v.conv:
+            res = f"some (convCode {conv_name})"
         else:
-            res = option_conversation_term(v.parse_result)
-        out.append(f"example : {fmt_name}.parse {src} =\n    {res} := by {tactic}")
+            res = f"some (convCode {conversation_term(v.parse_result)})"
+        out.append(f"example : ({fmt_name}.parse {src}).map convCode =\n    {res} := by {tactic}")
     if v.wf is not None:
         out.append(f"example : {fmt_name}.wf = {str(v.wf).lower()} := by {tactic}")
     return out
