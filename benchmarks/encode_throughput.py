@@ -143,10 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--group", type=int, default=8, help="rollouts per prompt")
     args = ap.parse_args(argv)
 
+    from transformers import PreTrainedTokenizerFast
+
     import lvt
     from lvt import zoo
     from lvt.openai import from_openai
-    from transformers import PreTrainedTokenizerFast
 
     tok = zoo.load_tokenizer("llama3")
     convs = make_conversations(args.n, args.group)

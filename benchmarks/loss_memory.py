@@ -44,6 +44,7 @@ def _rss_mib() -> float:
 
 def _worker(args: argparse.Namespace) -> dict[str, float | str]:
     import torch
+
     from lvt_trainer.kl import naive_token_stats
     from lvt_trainer.loss import RLVRLossConfig, rlvr_loss, rlvr_loss_from_logits
 

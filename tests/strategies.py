@@ -25,6 +25,7 @@ import random
 from collections.abc import Sequence
 
 from hypothesis import strategies as st
+
 from lvt import formats as F
 from lvt import spec
 from lvt.model import (
@@ -334,8 +335,9 @@ def toy_tokenizer():
     """A tiny byte-level BPE tokenizer (256 byte tokens and a few merges) whose added tokens
     are the control tokens of every shipped family, special or not (like DeepSeek's
     ``<think>``). Built in memory once."""
-    from lvt.codec import bytes_to_unicode
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    from lvt.codec import bytes_to_unicode
 
     b2u = bytes_to_unicode()
     vocab = {b2u[b]: b for b in range(256)}

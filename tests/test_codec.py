@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
+
 from lvt.codec import TokenizerCodec, bytes_to_unicode, text_only_tokenizer
 from lvt.errors import CodecLawError, ConversationError, LvtError
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
 
 
 def test_special_and_added_tokens_are_not_parsed(toy_tok) -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import lvt
 import numpy as np
 import pytest
+
+import lvt
 from lvt import formats as F
 from lvt import spec
 from lvt.encoder import ChatEncoder, Encoded

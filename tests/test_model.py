@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+
 from lvt.model import (
     BLOCK_KIND_ALL,
     ROLE_ALL,

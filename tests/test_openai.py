@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from lvt.errors import ConversationError
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Text, ToolCall
 from lvt.openai import from_openai, tools_text

@@ -22,6 +22,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+
 from lvt import formats as F
 from lvt import spec
 from lvt.encoder import ChatEncoder

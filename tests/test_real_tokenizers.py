@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import pytest
+
 from lvt import formats as F
 from lvt import zoo
 from lvt.encoder import ChatEncoder

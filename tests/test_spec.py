@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from lvt import formats as F
 from lvt import spec
 from lvt.model import (

@@ -23,8 +23,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from lvt.errors import CodecLawError, ConversationError, LvtError
 from tokenizers import Tokenizer
+
+from lvt.errors import CodecLawError, ConversationError, LvtError
 
 __all__ = ["TokenizerCodec", "as_tokenizer", "bytes_to_unicode", "text_only_tokenizer"]
 

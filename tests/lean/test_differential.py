@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import leangen as lg
+
 from lvt import formats as lf
 from lvt import spec
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Tokens, ToolCall

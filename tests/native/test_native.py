@@ -37,6 +37,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from lvt import _native, spec, wire
 from lvt.errors import NativeLibraryError
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Tokens, ToolCall

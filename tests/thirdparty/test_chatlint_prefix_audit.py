@@ -21,6 +21,7 @@ chatlint = pytest.importorskip("chatlint")
 pytest.importorskip("transformers")
 
 from chatlint.render import Template  # noqa: E402
+
 from lvt import check as ck  # noqa: E402
 
 R1, R2 = "Let me add the numbers.", "Add again."

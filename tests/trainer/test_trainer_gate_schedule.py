@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+
 from lvt_trainer.gate import FixedGate, LearnableAlphaGate
 from lvt_trainer.loss import RLVRLossConfig, rlvr_loss
 from lvt_trainer.schedule import ConstantBeta, LinearDecay, WarmupDecayPerturbBeta

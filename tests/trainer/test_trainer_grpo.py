@@ -7,6 +7,7 @@ import time
 
 import pytest
 import torch
+
 from lvt_trainer.demo import run_training_demo
 from lvt_trainer.device import default_device, default_dtype
 from lvt_trainer.grpo import (

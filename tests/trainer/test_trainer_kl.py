@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+
 from lvt_trainer.kl import (
     ChunkedTokenStats,
     exact_kl,

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 import torch
+
 from lvt_trainer.gate import FixedGate
 from lvt_trainer.kl import token_stats
 from lvt_trainer.loss import RLVRLossConfig, rlvr_loss, rlvr_loss_from_logits

@@ -9,6 +9,7 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+
 from lvt_trainer.loss import RLVRLossConfig, rlvr_loss_from_logits
 from lvt_trainer.normalize import (
     global_sequence_count,
