@@ -45,6 +45,7 @@ from typing import Literal
 import torch
 from torch import Tensor
 
+from .fused import FusedRLVR
 from .gate import FixedGate, Gate
 from .kl import DEFAULT_LOG_RATIO_BOUND, sampled_kl, token_stats
 from .normalize import (
@@ -94,6 +95,119 @@ class RLVRLossConfig:
 def _masked(x: Tensor, keep: Tensor) -> Tensor:
     """``x`` where ``keep`` else 0; the gradient at dropped positions is exactly zero."""
     return torch.where(keep, x, torch.zeros((), dtype=x.dtype, device=x.device))
+
+
+@dataclass(frozen=True)
+class TokenTerms:
+    """Per-token pieces of the loss (every tensor has the shape of ``logp_new``).
+
+    ``per_token`` is what :func:`lvt_trainer.normalize.normalize_loss` reduces; the rest
+    feed the metrics. ``kl`` / ``kl_part`` / ``entropy`` are ``None`` when absent.
+    """
+
+    per_token: Tensor
+    policy: Tensor
+    weight: Tensor
+    clipped: Tensor
+    tis: Tensor
+    tis_clipped: Tensor
+    kl: Tensor | None
+    kl_part: Tensor | None
+    entropy: Tensor | None
+
+
+def _expand_advantages(advantages: Tensor, keep: Tensor, cdt: torch.dtype) -> Tensor:
+    adv = advantages.detach().to(device=keep.device, dtype=cdt)
+    if adv.dim() == 1:
+        adv = adv[:, None].expand(keep.shape)
+    return _masked(adv, keep)
+
+
+def _gamma(gate: Gate | None, adv: Tensor) -> Tensor:
+    if gate is None:
+        return torch.ones_like(adv)
+    return gate(adv).detach().to(device=adv.device, dtype=adv.dtype)
+
+
+def token_terms(
+    logp_new: Tensor,
+    adv: Tensor,
+    keep: Tensor,
+    gamma: Tensor,
+    *,
+    logp_old: Tensor | None,
+    logp_behavior: Tensor | None,
+    kl: Tensor | None,
+    ref_logp: Tensor | None,
+    entropy: Tensor | None,
+    beta: float,
+    config: RLVRLossConfig,
+) -> TokenTerms:
+    """The per-token loss ``policy_t + beta gamma_t KL_t - entropy_coef H_t`` and its parts.
+
+    Elementwise in every argument (any common shape), so it applies to a whole batch or to
+    one chunk of a sequence. ``adv`` is already expanded to that shape and masked, ``gamma``
+    is the detached gate value; everything else is as in :func:`rlvr_loss`.
+    """
+    cfg = config
+    cdt = adv.dtype
+    bound = float(cfg.log_ratio_bound)
+    lp = _masked(logp_new.to(cdt), keep)
+    old = lp.detach() if logp_old is None else _masked(logp_old.detach().to(cdt), keep)
+    log_ratio = (lp - old).clamp(-bound, bound)
+    w = torch.exp(log_ratio.detach())
+
+    if cfg.tis_cap is not None and logp_behavior is not None:
+        beh = _masked(logp_behavior.detach().to(cdt), keep)
+        rho = torch.exp((old - beh).clamp(-bound, bound))
+        tis = rho.clamp(max=float(cfg.tis_cap))
+        tis_clipped = rho > float(cfg.tis_cap)
+    else:
+        tis = torch.ones_like(w)
+        tis_clipped = torch.zeros_like(keep)
+
+    if cfg.clip_mode in ("proximal", "none"):
+        if cfg.clip_mode == "proximal":
+            clipped = (w > cfg.proximal_cap) & (adv < 0)
+            w_eff = torch.where(clipped, torch.full_like(w, float(cfg.proximal_cap)), w)
+        else:
+            clipped = torch.zeros_like(keep)
+            w_eff = w
+        policy_tok = -(w_eff * tis * adv) * torch.exp(lp - lp.detach())
+    elif cfg.clip_mode == "ppo":
+        ratio = torch.exp(log_ratio)
+        lo, hi = 1.0 - float(cfg.ppo_eps_low), 1.0 + float(cfg.ppo_eps_high)
+        surr1 = ratio * adv
+        surr2 = ratio.clamp(lo, hi) * adv
+        policy_tok = -tis * torch.minimum(surr1, surr2)
+        clipped = torch.where(adv > 0, w > hi, torch.where(adv < 0, w < lo, False))
+    else:
+        raise ValueError(f"unknown clip_mode {cfg.clip_mode!r}")
+
+    kl_tok: Tensor | None = None
+    if cfg.kl_mode == "exact":
+        if kl is not None:
+            kl_tok = _masked(kl.to(cdt), keep)
+        elif beta != 0.0:
+            raise ValueError("kl_mode='exact' with beta != 0 needs the per-token `kl`")
+    elif cfg.kl_mode in ("k1", "k2", "k3"):
+        if ref_logp is not None:
+            ref = _masked(ref_logp.detach().to(cdt), keep)
+            kl_tok = sampled_kl(lp, ref, cfg.kl_mode, log_ratio_bound=bound)
+        elif beta != 0.0:
+            raise ValueError(f"kl_mode={cfg.kl_mode!r} with beta != 0 needs `ref_logp`")
+    elif cfg.kl_mode != "none":
+        raise ValueError(f"unknown kl_mode {cfg.kl_mode!r}")
+
+    per_token = policy_tok
+    kl_part: Tensor | None = None
+    if kl_tok is not None and beta != 0.0:
+        kl_part = float(beta) * gamma * kl_tok
+        per_token = per_token + kl_part
+    ent_tok = None if entropy is None else _masked(entropy.to(cdt), keep)
+    if ent_tok is not None and cfg.entropy_coef != 0.0:
+        per_token = per_token - float(cfg.entropy_coef) * ent_tok
+    return TokenTerms(per_token, policy_tok, w, clipped, tis, tis_clipped, kl_tok, kl_part, ent_tok)
 
 
 def rlvr_loss(
@@ -148,69 +262,24 @@ def rlvr_loss(
     keep = loss_mask != 0
     cdt = torch.promote_types(logp_new.dtype, torch.float32)
     dev = logp_new.device
-    bound = float(cfg.log_ratio_bound)
-
-    adv = advantages.detach().to(device=dev, dtype=cdt)
-    if adv.dim() == 1:
-        adv = adv[:, None].expand_as(logp_new)
-    adv = _masked(adv, keep)
-
-    lp = _masked(logp_new.to(cdt), keep)
-    old = lp.detach() if logp_old is None else _masked(logp_old.detach().to(cdt), keep)
-    log_ratio = (lp - old).clamp(-bound, bound)
-    w = torch.exp(log_ratio.detach())
-
-    if cfg.tis_cap is not None and logp_behavior is not None:
-        beh = _masked(logp_behavior.detach().to(cdt), keep)
-        rho = torch.exp((old - beh).clamp(-bound, bound))
-        tis = rho.clamp(max=float(cfg.tis_cap))
-        tis_clipped = rho > float(cfg.tis_cap)
-    else:
-        tis = torch.ones_like(w)
-        tis_clipped = torch.zeros_like(keep)
-
-    if cfg.clip_mode in ("proximal", "none"):
-        if cfg.clip_mode == "proximal":
-            clipped = (w > cfg.proximal_cap) & (adv < 0)
-            w_eff = torch.where(clipped, torch.full_like(w, float(cfg.proximal_cap)), w)
-        else:
-            clipped = torch.zeros_like(keep)
-            w_eff = w
-        policy_tok = -(w_eff * tis * adv) * torch.exp(lp - lp.detach())
-    elif cfg.clip_mode == "ppo":
-        ratio = torch.exp(log_ratio)
-        lo, hi = 1.0 - float(cfg.ppo_eps_low), 1.0 + float(cfg.ppo_eps_high)
-        surr1 = ratio * adv
-        surr2 = ratio.clamp(lo, hi) * adv
-        policy_tok = -tis * torch.minimum(surr1, surr2)
-        clipped = torch.where(adv > 0, w > hi, torch.where(adv < 0, w < lo, False))
-    else:
-        raise ValueError(f"unknown clip_mode {cfg.clip_mode!r}")
-
-    kl_tok: Tensor | None = None
-    if cfg.kl_mode == "exact":
-        if kl is not None:
-            kl_tok = _masked(kl.to(cdt), keep)
-        elif beta != 0.0:
-            raise ValueError("kl_mode='exact' with beta != 0 needs the per-token `kl`")
-    elif cfg.kl_mode in ("k1", "k2", "k3"):
-        if ref_logp is not None:
-            ref = _masked(ref_logp.detach().to(cdt), keep)
-            kl_tok = sampled_kl(lp, ref, cfg.kl_mode, log_ratio_bound=bound)
-        elif beta != 0.0:
-            raise ValueError(f"kl_mode={cfg.kl_mode!r} with beta != 0 needs `ref_logp`")
-    elif cfg.kl_mode != "none":
-        raise ValueError(f"unknown kl_mode {cfg.kl_mode!r}")
-
-    gamma = torch.ones_like(adv) if gate is None else gate(adv).to(device=dev, dtype=cdt)
-    per_token = policy_tok
-    kl_part: Tensor | None = None
-    if kl_tok is not None and beta != 0.0:
-        kl_part = float(beta) * gamma.detach() * kl_tok
-        per_token = per_token + kl_part
-    ent_tok = None if entropy is None else _masked(entropy.to(cdt), keep)
-    if ent_tok is not None and cfg.entropy_coef != 0.0:
-        per_token = per_token - float(cfg.entropy_coef) * ent_tok
+    adv = _expand_advantages(advantages, keep, cdt)
+    gamma = _gamma(gate, adv)
+    t = token_terms(
+        logp_new,
+        adv,
+        keep,
+        gamma,
+        logp_old=logp_old,
+        logp_behavior=logp_behavior,
+        kl=kl,
+        ref_logp=ref_logp,
+        entropy=entropy,
+        beta=beta,
+        config=cfg,
+    )
+    w, tis, tis_clipped, clipped = t.weight, t.tis, t.tis_clipped, t.clipped
+    policy_tok, kl_tok, kl_part, ent_tok = t.policy, t.kl, t.kl_part, t.entropy
+    per_token = t.per_token
 
     if cfg.normalization == "token_mean":
         if global_token_count is None:
@@ -286,6 +355,7 @@ def rlvr_loss_from_logits(
     global_token_count: Tensor | float | None = None,
     global_seq_count: Tensor | float | None = None,
     group: torch.distributed.ProcessGroup | None = None,
+    fused: bool = True,
 ) -> tuple[Tensor, dict[str, float]]:
     """RLVR loss straight from policy/reference logits (or hidden states), chunked.
 
@@ -295,8 +365,37 @@ def rlvr_loss_from_logits(
     ``kl_mode`` except ``"none"``. One chunked pass (:func:`lvt_trainer.kl.token_stats`)
     yields the target log-probs, the entropy and, for ``kl_mode="exact"``, the exact KL
     (with ``ref_smoothing``), so peak memory is bounded by ``config.kl_chunk_size``.
+
+    When a gradient is wanted and ``fused`` is true (the default), the loss is fused with
+    that pass (:mod:`lvt_trainer.fused`): the input gradients are formed chunk by chunk in
+    forward, so backward does not recompute the logits; one backward per call. With
+    ``fused=False`` the statistics come from :func:`lvt_trainer.kl.token_stats` (recompute
+    in backward) and any autograd use is allowed. Values and gradients agree.
     Other arguments as in :func:`rlvr_loss`.
     """
+    wants_grad = torch.is_grad_enabled() and (
+        logits.requires_grad or (weight is not None and weight.requires_grad)
+    )
+    if wants_grad and fused:
+        return _fused_loss_from_logits(
+            logits,
+            targets,
+            advantages,
+            loss_mask,
+            ref_logits=ref_logits,
+            weight=weight,
+            ref_weight=ref_weight,
+            ref_smoothing=ref_smoothing,
+            compute_entropy=compute_entropy,
+            logp_old=logp_old,
+            logp_behavior=logp_behavior,
+            beta=beta,
+            gate=gate,
+            config=config,
+            global_token_count=global_token_count,
+            global_seq_count=global_seq_count,
+            group=group,
+        )
     exact = config.kl_mode == "exact" and ref_logits is not None
     lp, ent, kl = token_stats(
         logits,
@@ -336,3 +435,122 @@ def rlvr_loss_from_logits(
         global_seq_count=global_seq_count,
         group=group,
     )
+
+
+def _loss_coefficients(
+    loss_mask: Tensor,
+    cdt: torch.dtype,
+    config: RLVRLossConfig,
+    global_token_count: Tensor | float | None,
+    global_seq_count: Tensor | float | None,
+    group: torch.distributed.ProcessGroup | None,
+) -> tuple[Tensor, Tensor | float | None, Tensor | float | None]:
+    """``d loss / d per_token`` (the reduction is linear) and the resolved global counts."""
+    if config.normalization == "token_mean":
+        if global_token_count is None:
+            global_token_count = _count_tokens(loss_mask, group=group)
+    elif global_seq_count is None:
+        global_seq_count = _count_seqs(loss_mask, group=group)
+    probe = torch.zeros(loss_mask.shape, dtype=cdt, device=loss_mask.device, requires_grad=True)
+    with torch.enable_grad():
+        reduced = normalize_loss(
+            probe,
+            loss_mask,
+            config.normalization,
+            global_token_count=global_token_count,
+            global_seq_count=global_seq_count,
+            grad_reduction=config.grad_reduction,
+            group=group,
+        )
+        (coef,) = torch.autograd.grad(reduced, probe)
+    return coef, global_token_count, global_seq_count
+
+
+def _fused_loss_from_logits(
+    logits: Tensor,
+    targets: Tensor,
+    advantages: Tensor,
+    loss_mask: Tensor,
+    *,
+    ref_logits: Tensor | None,
+    weight: Tensor | None,
+    ref_weight: Tensor | None,
+    ref_smoothing: float,
+    compute_entropy: bool,
+    logp_old: Tensor | None,
+    logp_behavior: Tensor | None,
+    beta: float,
+    gate: Gate | None,
+    config: RLVRLossConfig,
+    global_token_count: Tensor | float | None,
+    global_seq_count: Tensor | float | None,
+    group: torch.distributed.ProcessGroup | None,
+) -> tuple[Tensor, dict[str, float]]:
+    if logits.dim() != 3 or targets.shape != logits.shape[:2] or loss_mask.shape != targets.shape:
+        raise ValueError(
+            "logits must be (B, T, V or H) with targets and loss_mask (B, T); got "
+            f"{tuple(logits.shape)}, {tuple(targets.shape)}, {tuple(loss_mask.shape)}"
+        )
+    cfg = config
+    exact = cfg.kl_mode == "exact" and ref_logits is not None
+    sampled = cfg.kl_mode in ("k1", "k2", "k3") and ref_logits is not None
+    keep = loss_mask != 0
+    cdt = torch.promote_types(logits.dtype if weight is None else weight.dtype, torch.float32)
+    adv = _expand_advantages(advantages, keep, cdt)
+    gamma = _gamma(gate, adv)
+    coef, n_tok, n_seq = _loss_coefficients(
+        loss_mask, cdt, cfg, global_token_count, global_seq_count, group
+    )
+
+    def tail(
+        b: int, s: int, e: int, lp: Tensor, ent: Tensor | None, kl: Tensor | None,
+        ref_lp: Tensor | None,
+    ) -> Tensor:
+        k = keep[b, s:e]
+        terms = token_terms(
+            lp,
+            adv[b, s:e],
+            k,
+            gamma[b, s:e],
+            logp_old=None if logp_old is None else logp_old[b, s:e],
+            logp_behavior=None if logp_behavior is None else logp_behavior[b, s:e],
+            kl=kl,
+            ref_logp=ref_lp,
+            entropy=ent,
+            beta=beta,
+            config=cfg,
+        )
+        return _masked(terms.per_token * coef[b, s:e], k).sum()
+
+    loss, lp, ent, kl, ref_lp = FusedRLVR.apply(
+        logits,
+        weight,
+        None if ref_logits is None else ref_logits.detach(),
+        None if ref_weight is None else ref_weight.detach(),
+        targets,
+        tail,
+        cfg.kl_chunk_size,
+        float(ref_smoothing),
+        compute_entropy,
+        exact,
+        sampled,
+    )
+    with torch.no_grad():
+        _, metrics = rlvr_loss(
+            lp,
+            advantages,
+            loss_mask,
+            logp_old=logp_old,
+            logp_behavior=logp_behavior,
+            kl=kl if exact else None,
+            ref_logp=ref_lp if sampled else None,
+            entropy=ent if compute_entropy else None,
+            beta=beta,
+            gate=gate,
+            config=cfg,
+            global_token_count=n_tok,
+            global_seq_count=n_seq,
+            group=group,
+        )
+    metrics["loss"] = float(loss.detach())
+    return loss, metrics
