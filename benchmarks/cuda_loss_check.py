@@ -8,10 +8,11 @@ absent. Designed to finish in well under 5 minutes on one modern GPU:
    dividing T) on CUDA in fp32, and against a CPU float64 reference;
 2. bf16 logits / bf16 hidden states: finite, close to fp32;
 3. the full loss from logits vs a naive autograd pipeline; huge log-ratio gaps in bf16;
-4. one GRPO step of the tiny model in bf16 on CUDA;
-5. ``benchmarks/loss_memory.py`` at a larger size (naive vs chunked, logits and hidden).
+4. the fused loss (gradients in forward) against the recompute path, logits and hidden;
+5. one GRPO step of the tiny model in bf16 on CUDA;
+6. ``benchmarks/loss_memory.py`` at a larger size (naive vs chunked, logits and hidden).
 
-Flags: ``--skip-bench``, ``--seq`` / ``--vocab`` / ``--chunk`` / ``--hidden`` for step 5.
+Flags: ``--skip-bench``, ``--seq`` / ``--vocab`` / ``--chunk`` / ``--hidden`` for step 6.
 """
 
 from __future__ import annotations
@@ -57,11 +58,13 @@ def main() -> int:
     p.add_argument("--seq", type=int, default=8192)
     p.add_argument("--chunk", type=int, default=1024)
     p.add_argument("--hidden", type=int, default=4096)
+    p.add_argument("--device", default="cuda",
+                   help="cuda (default); cpu runs the same checks as a smoke test of the script")
     args = p.parse_args()
 
     import torch
 
-    if not torch.cuda.is_available():
+    if args.device == "cuda" and not torch.cuda.is_available():
         print("CUDA is not available: nothing to check here (run the CPU test-suite instead).")
         return 0
 
@@ -70,8 +73,9 @@ def main() -> int:
     from lvt_trainer.loss import RLVRLossConfig, rlvr_loss, rlvr_loss_from_logits
     from lvt_trainer.tiny import build_tiny_causal_lm
 
-    dev = torch.device("cuda")
-    print(f"device: {torch.cuda.get_device_name(dev)}  torch {torch.__version__}", flush=True)
+    dev = torch.device(args.device)
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
+    print(f"device: {name}  torch {torch.__version__}", flush=True)
     torch.backends.cuda.matmul.allow_tf32 = False
 
     @check("chunked == unchunked on CUDA (fp32, chunks 1/7/64/None)")
@@ -92,7 +96,7 @@ def main() -> int:
         for o in outs[1:]:
             for a, b in zip(outs[0], o, strict=True):
                 torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
-                worst = max(worst, float((a - b).abs().max()))
+                worst = max(worst, float((a - b).detach().abs().max()))
         # against a CPU float64 naive reference
         xd = x.double().cpu().requires_grad_()
         lp64, ent64, kl64 = naive_token_stats(xd, y.cpu(), r.double().cpu(), ref_smoothing=1e-3)
@@ -170,6 +174,44 @@ def main() -> int:
                 assert all(math.isfinite(v) for v in mm.values())
         return f"loss {loss.item():+.5f} clip_frac_neg {m['clip_frac_neg_adv']:.3f}"
 
+    @check("fused loss == recompute path on CUDA (logits fp32, hidden bf16, k3 and exact)")
+    def _fused() -> str:
+        g = torch.Generator(device=dev).manual_seed(4)
+        bsz, seq, vocab, hid = 2, 129, 8191, 256
+        y = torch.randint(0, vocab, (bsz, seq), device=dev, generator=g)
+        adv = torch.tensor([0.8, -1.3], device=dev)
+        mask = (torch.rand(bsz, seq, device=dev, generator=g) > 0.1).float()
+        old = -torch.rand(bsz, seq, device=dev, generator=g) * 3 - 7
+        worst = 0.0
+        for hidden in (False, True):
+            dt = torch.bfloat16 if hidden else torch.float32
+            d = hid if hidden else vocab
+            x0 = torch.randn(bsz, seq, d, device=dev, generator=g).to(dt)
+            r0 = torch.randn(bsz, seq, d, device=dev, generator=g).to(dt)
+            w0 = (torch.randn(vocab, hid, device=dev, generator=g) / hid**0.5).to(dt)
+            rw = (torch.randn(vocab, hid, device=dev, generator=g) / hid**0.5).to(dt)
+            for kl_mode in ("exact", "k3"):
+                cfg = RLVRLossConfig(kl_chunk_size=50, kl_mode=kl_mode, tis_cap=2.0)  # type: ignore[arg-type]
+                outs = []
+                for fused in (True, False):
+                    x = x0.clone().requires_grad_()
+                    w = w0.clone().requires_grad_() if hidden else None
+                    loss, _ = rlvr_loss_from_logits(
+                        x, y, adv, mask, ref_logits=r0, weight=w,
+                        ref_weight=rw if hidden else None, logp_old=old,
+                        logp_behavior=old + 0.1, beta=0.1, config=cfg, fused=fused,
+                    )
+                    loss.backward()
+                    grads = [x.grad] + ([w.grad] if w is not None else [])
+                    outs.append((loss.detach(), [t.float() for t in grads]))  # type: ignore[union-attr]
+                (la, ga), (lb, gb) = outs
+                tol = 2e-2 if hidden else 1e-5
+                torch.testing.assert_close(la, lb, rtol=tol, atol=tol)
+                for a, b in zip(ga, gb, strict=True):
+                    torch.testing.assert_close(a, b, rtol=tol, atol=tol * float(b.abs().max()))
+                    worst = max(worst, float((a - b).abs().max()))
+        return f"max |fused - recompute| grad = {worst:.2e}"
+
     @check("GRPO step of the tiny model in bf16 on CUDA")
     def _grpo() -> str:
         policy = build_tiny_causal_lm(151936, seed=0, device=dev, dtype=torch.bfloat16)
@@ -195,14 +237,14 @@ def main() -> int:
         assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters(), strict=True))
         return f"loss {ms[-1]['loss']:+.4f} kl_mean {ms[-1]['kl_mean']:.2e}"
 
-    for fn in (_chunked, _bf16, _loss, _grpo):
+    for fn in (_chunked, _bf16, _loss, _fused, _grpo):
         fn()
 
     if not args.skip_bench:
         bench = str(_HERE / "loss_memory.py")
         common = [
             "--device",
-            "cuda",
+            args.device,
             "--vocab",
             str(args.vocab),
             "--chunk",
@@ -211,7 +253,7 @@ def main() -> int:
             "3",
         ]
         runs = [
-            [*common, "--seq", str(args.seq // 2), "--dtype", "fp32"],
+            [*common, "--seq", str(args.seq // 2), "--dtype", "fp32", "--hidden", "0"],
             [*common, "--seq", str(args.seq), "--dtype", "bf16", "--hidden", str(args.hidden)],
         ]
         for extra in runs:

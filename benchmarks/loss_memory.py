@@ -1,24 +1,35 @@
 """Peak memory and fwd+bwd time of the exact-KL RLVR loss: naive vs chunked.
 
-Each variant runs in a fresh subprocess so peaks do not mix. On CPU the peak is the
+Each variant runs in a fresh subprocess so peaks do not mix. On CPU memory is the
 process's maximum resident set size (``resource.getrusage().ru_maxrss``; tracemalloc does
-not see torch allocations); on CUDA it is ``torch.cuda.max_memory_allocated``. Reported:
+not see torch allocations) minus the resident size of the Python/torch runtime measured
+before any input exists, so it counts tensors as ``torch.cuda.max_memory_allocated`` does
+on CUDA. Reported:
 
-* ``peak``: absolute peak of the process (CPU: includes the Python/torch runtime);
+* ``peak``: peak tensor memory of the step: inputs, the loss's temporaries, gradients;
+* ``rss``: the absolute peak resident size of the process (CPU only);
 * ``extra``: peak minus the level right after the inputs were allocated, i.e. what the
-  loss itself adds on top of the logits it is given (the figure the chunking controls).
+  loss itself adds on top of what it is given (the figure the chunking controls).
+
+With logits as inputs, policy logits, reference logits and the logits' gradient
+(``3 x T x V`` floats) are a floor no loss implementation can go under, so the total-peak
+ratio of the logits variants stays near one half; the hidden-state variants (final hidden
+states and LM-head weights in, as a trainer that cares about memory runs it) are where the
+chunked loss is compared on total peak.
 
 Variants:
 
 * ``naive``: full fp32 ``log_softmax`` of policy and reference logits, exact KL, entropy
   and target log-probs with plain autograd (``lvt_trainer.kl.naive_token_stats``).
-* ``chunked``: ``lvt_trainer.loss.rlvr_loss_from_logits`` (one chunked pass, recompute in
-  backward).
-* ``naive_hidden`` / ``chunked_hidden`` (with ``--hidden H``): the inputs are final hidden
-  states and LM-head weights; the naive variant builds the full logits, the chunked one
-  never materialises more than ``chunk x V`` logits.
+* ``chunked``: ``lvt_trainer.loss.rlvr_loss_from_logits`` (fused: one chunked pass that
+  forms the gradient in forward, see ``lvt_trainer.fused``).
+* ``naive_hidden`` / ``chunked_hidden`` (``--hidden H``, default 896 as in Qwen2.5-0.5B;
+  ``--hidden 0`` skips them): the inputs are final hidden states and LM-head weights; the
+  naive variant builds the full logits, the chunked one never materialises more than
+  ``chunk x V`` logits.
 
-Usage: ``python benchmarks/loss_memory.py [--vocab 151936] [--seq 2048] [--chunk 512]``.
+Usage: ``python benchmarks/loss_memory.py [--vocab 151936] [--seq 2048] [--chunk 256]
+[--hidden 896] [--dtype fp32|bf16] [--device cpu|cuda]``.
 """
 
 from __future__ import annotations
@@ -49,6 +60,8 @@ def _worker(args: argparse.Namespace) -> dict[str, float | str]:
     from lvt_trainer.loss import RLVRLossConfig, rlvr_loss, rlvr_loss_from_logits
 
     torch.manual_seed(0)
+    torch.ones(8).sum()  # finish lazy runtime initialisation before measuring
+    runtime = 0.0 if args.device.startswith("cuda") else _rss_mib()
     dev = torch.device(args.device)
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[args.dtype]
     cuda = dev.type == "cuda"
@@ -122,8 +135,9 @@ def _worker(args: argparse.Namespace) -> dict[str, float | str]:
         "variant": args.variant,
         "loss": loss,
         "grad_abs_sum": float(grad.float().abs().sum()),
-        "base_mib": base,
-        "peak_mib": peak,
+        "base_mib": base - runtime,
+        "peak_mib": peak - runtime,
+        "rss_mib": peak,
         "extra_mib": peak - base,
         "time_s": min(times),
     }
@@ -135,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seq", type=int, default=2048)
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--chunk", type=int, default=256)
-    p.add_argument("--hidden", type=int, default=0, help="also run the *_hidden variants")
+    p.add_argument(
+        "--hidden", type=int, default=896, help="hidden size of the *_hidden variants (0: skip)"
+    )
     p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
     p.add_argument("--device", default=None, help="default: cuda if available else cpu")
     p.add_argument("--repeat", type=int, default=1, help="timed runs (min is reported)")
@@ -203,9 +219,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"peak {100 * float(r['peak_mib']) / float(base['peak_mib']):.1f}% "
                 f"time {float(r['time_s']) / float(base['time_s']):.2f}x of {base['variant']}"
             )
+        rss = "" if args.device.startswith("cuda") else f"  rss {float(r['rss_mib']):8.1f} MiB"
         print(
             f"{var:>15}: peak {float(r['peak_mib']):9.1f} MiB  extra {float(r['extra_mib']):9.1f}"
-            f" MiB  time {float(r['time_s']):7.2f} s  loss {float(r['loss']):+.6f}{ratio}",
+            f" MiB{rss}  time {float(r['time_s']):7.2f} s  loss {float(r['loss']):+.6f}{ratio}",
             flush=True,
         )
         if args.json:

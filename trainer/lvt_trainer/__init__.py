@@ -4,7 +4,10 @@ Public API:
 
 * :func:`rlvr_loss`, :func:`rlvr_loss_from_logits`, :class:`RLVRLossConfig`: the loss
   (log-space importance weights, proximal clipping that caps only negative-advantage
-  tokens, PPO clipping, truncated IS against behaviour log-probs, gated per-token KL).
+  tokens, PPO clipping, truncated IS against behaviour log-probs, gated per-token KL);
+  :func:`token_terms` / :class:`TokenTerms`: its per-token form.
+* :class:`FusedRLVR`: the loss fused with the chunked log-softmax, gradients formed in
+  forward (what :func:`rlvr_loss_from_logits` uses when a gradient is wanted).
 * :func:`token_stats`, :func:`exact_kl`, :func:`token_logprobs_entropy`,
   :func:`sampled_kl`, :class:`ChunkedTokenStats`: chunked exact KL / log-probs / entropy
   with recompute in backward, and the k1/k2/k3 estimators.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 from .demo import run_training_demo
 from .device import default_device, default_dtype, resolve_device
+from .fused import FusedRLVR
 from .gate import FixedGate, Gate, LearnableAlphaGate
 from .grpo import (
     RolloutBatch,
@@ -40,7 +44,7 @@ from .kl import (
     token_logprobs_entropy,
     token_stats,
 )
-from .loss import RLVRLossConfig, rlvr_loss, rlvr_loss_from_logits
+from .loss import RLVRLossConfig, TokenTerms, rlvr_loss, rlvr_loss_from_logits, token_terms
 from .normalize import global_sequence_count, global_token_count, normalize_loss
 from .schedule import ConstantBeta, LinearDecay, Schedule, WarmupDecayPerturbBeta
 from .tiny import build_tiny_causal_lm, tiny_llama_config
@@ -49,12 +53,14 @@ __all__ = [
     "ChunkedTokenStats",
     "ConstantBeta",
     "FixedGate",
+    "FusedRLVR",
     "Gate",
     "LearnableAlphaGate",
     "LinearDecay",
     "RLVRLossConfig",
     "RolloutBatch",
     "Schedule",
+    "TokenTerms",
     "WarmupDecayPerturbBeta",
     "broadcast_advantages",
     "build_tiny_causal_lm",
@@ -77,4 +83,5 @@ __all__ = [
     "tiny_llama_config",
     "token_logprobs_entropy",
     "token_stats",
+    "token_terms",
 ]

@@ -68,8 +68,11 @@ def _tail_grads(
         leaves = [x.detach().requires_grad_() if x is not None else None for x in (lp, ent, kl)]
         value = tail(b, s, e, leaves[0], leaves[1], leaves[2], ref_lp)  # type: ignore[arg-type]
         wrt = [x for x in leaves if x is not None]
-        grads = iter(torch.autograd.grad(value, wrt, allow_unused=True)) if value.requires_grad \
+        grads = (
+            iter(torch.autograd.grad(value, wrt, allow_unused=True))
+            if value.requires_grad
             else iter([None] * len(wrt))
+        )
     g = [next(grads) if x is not None else None for x in leaves]
     return value.detach(), g[0], g[1], g[2]
 
@@ -110,16 +113,16 @@ class FusedRLVR(torch.autograd.Function):
             raise ValueError(f"policy must be (B, T, V or H), got shape {tuple(policy.shape)}")
         if (want_kl or want_ref_logp) and ref is None:
             raise ValueError("the KL needs reference logits or hidden states")
-        cdt = torch.promote_types(policy.dtype if weight is None else weight.dtype,
-                                  torch.float32)
+        cdt = torch.promote_types(policy.dtype if weight is None else weight.dtype, torch.float32)
         bsz, seq = policy.shape[0], policy.shape[1]
         stats = [policy.new_zeros((bsz, seq), dtype=cdt) for _ in range(4)]
         out_lp, out_ent, out_kl, out_ref = stats
         need_policy = policy.requires_grad
         need_weight = weight is not None and weight.requires_grad
         grad_policy = torch.empty_like(policy) if need_policy else None
-        grad_weight = (torch.zeros_like(weight, dtype=cdt)
-                       if need_weight and weight is not None else None)
+        grad_weight = (
+            torch.zeros_like(weight, dtype=cdt) if need_weight and weight is not None else None
+        )
         total = torch.zeros((), dtype=cdt, device=policy.device)
         for b in range(bsz):
             for s, e in _chunks(seq, chunk_size):
@@ -133,8 +136,9 @@ class FusedRLVR(torch.autograd.Function):
                 if want_kl or want_ref_logp:
                     assert ref is not None
                     # smoothing applies to the exact KL's reference distribution only
-                    d = _log_softmax_ref(ref[b, s:e], ref_weight, cdt,
-                                         smoothing if want_kl else 0.0)
+                    d = _log_softmax_ref(
+                        ref[b, s:e], ref_weight, cdt, smoothing if want_kl else 0.0
+                    )
                     if want_ref_logp:
                         ref_lp = d.gather(-1, y).squeeze(-1)
                     if want_kl:

@@ -56,7 +56,15 @@ from .normalize import (
 from .normalize import global_sequence_count as _count_seqs
 from .normalize import global_token_count as _count_tokens
 
-__all__ = ["ClipMode", "KLMode", "RLVRLossConfig", "rlvr_loss", "rlvr_loss_from_logits"]
+__all__ = [
+    "ClipMode",
+    "KLMode",
+    "RLVRLossConfig",
+    "TokenTerms",
+    "rlvr_loss",
+    "rlvr_loss_from_logits",
+    "token_terms",
+]
 
 ClipMode = Literal["proximal", "ppo", "none"]
 KLMode = Literal["exact", "k1", "k2", "k3", "none"]
@@ -503,7 +511,12 @@ def _fused_loss_from_logits(
     )
 
     def tail(
-        b: int, s: int, e: int, lp: Tensor, ent: Tensor | None, kl: Tensor | None,
+        b: int,
+        s: int,
+        e: int,
+        lp: Tensor,
+        ent: Tensor | None,
+        kl: Tensor | None,
         ref_lp: Tensor | None,
     ) -> Tensor:
         k = keep[b, s:e]

@@ -1,0 +1,56 @@
+"""The benchmark scripts run end to end at toy sizes and report what they promise.
+
+Speed and memory targets are not asserted here (they are figures the benchmarks print); what
+is asserted is that every variant runs, that the variants agree with each other numerically,
+and that the CUDA check script's checks pass when pointed at the CPU.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _run(script: str, *args: str, timeout: float = 300) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{script} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def test_loss_memory_runs_every_variant_and_they_agree() -> None:
+    out = _run("loss_memory.py", "--vocab", "257", "--seq", "40", "--hidden", "16",
+               "--chunk", "8", "--device", "cpu")
+    for variant in ("naive", "chunked", "naive_hidden", "chunked_hidden"):
+        assert re.search(rf"^\s*{variant}: peak\s+[\d.]+ MiB", out, re.M), out
+    assert re.search(r"chunked: .* time [\d.]+x of naive$", out, re.M), out
+    pairs = re.findall(r"^(\w+) vs (\w+): \|dloss\|=([\d.e+-]+)\s+rel d\|grad\|=([\d.e+-]+)$",
+                       out, re.M)
+    assert {(a, b) for a, b, _, _ in pairs} == {("chunked", "naive"),
+                                               ("chunked_hidden", "naive_hidden")}
+    for _, _, dloss, dgrad in pairs:
+        assert float(dloss) < 1e-5 and float(dgrad) < 1e-4, out
+
+
+def test_cuda_check_script_passes_on_cpu() -> None:
+    out = _run("cuda_loss_check.py", "--device", "cpu", "--skip-bench")
+    m = re.search(r"^(\d+)/(\d+) checks passed$", out, re.M)
+    assert m is not None, out
+    assert m.group(1) == m.group(2) and int(m.group(2)) >= 5, out
+    assert "[FAIL]" not in out
+
+
+def test_encode_throughput_reports_all_three_columns() -> None:
+    out = _run("encode_throughput.py", "--n", "16")
+    for label in ("HF apply_chat_template", "BPE floor", "lvt encode_batch"):
+        assert re.search(rf"{re.escape(label)}.*\s[\d.]+ conv/s", out), out
+    assert re.search(r"lvt speed-up over HF:\s+[\d.]+x", out), out
