@@ -31,28 +31,12 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from .kl import _backprop_chunk, _chunk_logits, _chunks, _ref_logp
+
 __all__ = ["ChunkTail", "FusedRLVR"]
 
 # (batch row, start, end, logp, entropy, kl, ref_logp) -> the chunk's share of the loss
 ChunkTail = Callable[[int, int, int, Tensor, Tensor | None, Tensor | None, Tensor | None], Tensor]
-
-
-def _chunk_logits(src: Tensor, weight: Tensor | None, cdt: torch.dtype) -> Tensor:
-    if weight is None:
-        return src.to(cdt)
-    return (src.to(weight.dtype) @ weight.t()).to(cdt)
-
-
-def _chunks(length: int, chunk_size: int | None) -> list[tuple[int, int]]:
-    if chunk_size is None or chunk_size <= 0 or chunk_size >= length:
-        return [(0, length)]
-    return [(s, min(s + chunk_size, length)) for s in range(0, length, chunk_size)]
-
-
-def _log_softmax_ref(src: Tensor, weight: Tensor | None, cdt: torch.dtype, eps: float) -> Tensor:
-    from .kl import smoothed_log_softmax  # local: kl imports nothing from here
-
-    return smoothed_log_softmax(_chunk_logits(src, weight, cdt), eps)
 
 
 def _tail_grads(
@@ -136,9 +120,7 @@ class FusedRLVR(torch.autograd.Function):
                 if want_kl or want_ref_logp:
                     assert ref is not None
                     # smoothing applies to the exact KL's reference distribution only
-                    d = _log_softmax_ref(
-                        ref[b, s:e], ref_weight, cdt, smoothing if want_kl else 0.0
-                    )
+                    d = _ref_logp(ref[b, s:e], ref_weight, cdt, smoothing if want_kl else 0.0)
                     if want_ref_logp:
                         ref_lp = d.gather(-1, y).squeeze(-1)
                     if want_kl:
@@ -174,16 +156,7 @@ class FusedRLVR(torch.autograd.Function):
                 del p
                 if g_lp is not None:
                     dz.scatter_add_(-1, y, g_lp[:, None])
-                if weight is None:
-                    if grad_policy is not None:
-                        grad_policy[b, s:e] = dz
-                else:
-                    dzw = dz.to(weight.dtype)
-                    if grad_policy is not None:
-                        grad_policy[b, s:e] = dzw @ weight
-                    if grad_weight is not None:
-                        grad_weight.add_(dzw.t() @ src.to(weight.dtype))
-                    del dzw
+                _backprop_chunk(dz, src, weight, grad_policy, grad_weight, (b, s, e))
                 del dz, lp
         gw = None
         if grad_weight is not None and weight is not None:

@@ -88,6 +88,32 @@ def _chunks(length: int, chunk_size: int | None) -> list[tuple[int, int]]:
     return [(s, min(s + chunk_size, length)) for s in range(0, length, chunk_size)]
 
 
+def _backprop_chunk(
+    dz: Tensor,
+    src: Tensor,
+    weight: Tensor | None,
+    grad_policy: Tensor | None,
+    grad_weight: Tensor | None,
+    where: tuple[int, int, int],
+) -> None:
+    """Turn one chunk's logit gradient ``dz`` into input gradients, in place.
+
+    Logits input: ``dz`` is the gradient of ``policy[b, s:e]``. Hidden-state input
+    (``weight`` given): ``dz @ weight`` for the hidden states and ``dz.T @ src`` accumulated
+    into the head's gradient, with the matmuls in the weight's dtype.
+    """
+    b, s, e = where
+    if weight is None:
+        if grad_policy is not None:
+            grad_policy[b, s:e] = dz
+        return
+    dzw = dz.to(weight.dtype)
+    if grad_policy is not None:
+        grad_policy[b, s:e] = dzw @ weight
+    if grad_weight is not None:
+        grad_weight.add_(dzw.t() @ src.to(weight.dtype))
+
+
 class ChunkedTokenStats(torch.autograd.Function):
     """Chunked target log-prob, entropy and exact KL with recompute in backward.
 
@@ -206,16 +232,7 @@ class ChunkedTokenStats(torch.autograd.Function):
                 del p
                 if use_lp:
                     gz.scatter_add_(-1, targets[b, s:e, None], gl)
-                if weight is None:
-                    if grad_policy is not None:
-                        grad_policy[b, s:e] = gz
-                else:
-                    gzw = gz.to(weight.dtype)
-                    if grad_policy is not None:
-                        grad_policy[b, s:e] = gzw @ weight
-                    if grad_weight is not None:
-                        grad_weight.add_(gzw.t() @ src.to(weight.dtype))
-                    del gzw
+                _backprop_chunk(gz, src, weight, grad_policy, grad_weight, (b, s, e))
                 del gz
         gw = grad_weight.to(weight.dtype) if grad_weight is not None else None
         return (grad_policy, gw, *([None] * 9))
