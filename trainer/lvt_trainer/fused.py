@@ -18,9 +18,9 @@ stored gradients by the incoming scalar. Total work is what the unchunked comput
 (for hidden states: four matmuls per chunk), peak memory is a few ``(chunk, V)`` buffers
 plus the gradients themselves.
 
-The gradient is computed eagerly, so :func:`fused_rlvr_loss` is used only when a gradient is
-wanted (``torch.is_grad_enabled()`` and an input requires it); it supports one backward pass
-per forward (the stored gradients are scaled in place).
+The gradient is computed eagerly, so :func:`lvt_trainer.loss.rlvr_loss_from_logits` takes
+this path only when a gradient is wanted (``torch.is_grad_enabled()`` and an input requires
+it). One backward pass per forward: the stored gradients are scaled in place.
 """
 
 from __future__ import annotations

@@ -289,11 +289,9 @@ def rlvr_loss(
     policy_tok, kl_tok, kl_part, ent_tok = t.policy, t.kl, t.kl_part, t.entropy
     per_token = t.per_token
 
-    if cfg.normalization == "token_mean":
-        if global_token_count is None:
-            global_token_count = _count_tokens(loss_mask, group=group)
-    elif global_seq_count is None:
-        global_seq_count = _count_seqs(loss_mask, group=group)
+    global_token_count, global_seq_count = _resolve_counts(
+        loss_mask, cfg, global_token_count, global_seq_count, group
+    )
     norm_kw = {
         "global_token_count": global_token_count,
         "global_seq_count": global_seq_count,
@@ -445,6 +443,22 @@ def rlvr_loss_from_logits(
     )
 
 
+def _resolve_counts(
+    loss_mask: Tensor,
+    config: RLVRLossConfig,
+    global_token_count: Tensor | float | None,
+    global_seq_count: Tensor | float | None,
+    group: torch.distributed.ProcessGroup | None,
+) -> tuple[Tensor | float | None, Tensor | float | None]:
+    """The count the normalisation needs, from this batch (all-reduced) when not given."""
+    if config.normalization == "token_mean":
+        if global_token_count is None:
+            global_token_count = _count_tokens(loss_mask, group=group)
+    elif global_seq_count is None:
+        global_seq_count = _count_seqs(loss_mask, group=group)
+    return global_token_count, global_seq_count
+
+
 def _loss_coefficients(
     loss_mask: Tensor,
     cdt: torch.dtype,
@@ -454,11 +468,9 @@ def _loss_coefficients(
     group: torch.distributed.ProcessGroup | None,
 ) -> tuple[Tensor, Tensor | float | None, Tensor | float | None]:
     """``d loss / d per_token`` (the reduction is linear) and the resolved global counts."""
-    if config.normalization == "token_mean":
-        if global_token_count is None:
-            global_token_count = _count_tokens(loss_mask, group=group)
-    elif global_seq_count is None:
-        global_seq_count = _count_seqs(loss_mask, group=group)
+    global_token_count, global_seq_count = _resolve_counts(
+        loss_mask, config, global_token_count, global_seq_count, group
+    )
     probe = torch.zeros(loss_mask.shape, dtype=cdt, device=loss_mask.device, requires_grad=True)
     with torch.enable_grad():
         reduced = normalize_loss(
