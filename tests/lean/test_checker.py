@@ -11,7 +11,9 @@ names the failing theorem and module, and accepts the corrected example.
 from __future__ import annotations
 
 import json
+import resource
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -342,6 +344,84 @@ def test_verdict_lines_are_parsed_per_module() -> None:
                           "LvtVectors.A": "ok"}
     assert "decide failed" in run.messages_for("Verified.Thm.Formats")
     assert run.messages_for("LvtVectors.A") == ""
+
+
+# ---------------------------------------------------------------------------------------
+# The runtime patches: indexed dlsym, deep stacks
+# ---------------------------------------------------------------------------------------
+
+# Emscripten's dlsym body around the scanned lookup, as the pinned lean.js has it.
+FAKE_RUNTIME = (
+    "var __dlsym_js=(handle,symbol,symbolIndex)=>{symbol=UTF8ToString(symbol);var result;"
+    "var newSymIndex;var lib=LDSO.loadedLibsByHandle[handle];" + lc.DLSYM_SCAN
+    + "if(newSymIndex==-1||lib.exports[symbol].stub){return 0}return newSymIndex};"
+)
+
+
+def test_patched_runtime_replaces_the_scan_once(tmp_path: Path) -> None:
+    lean_js = write(tmp_path, "lean.js", "prefix;" + FAKE_RUNTIME + "suffix;")
+    out = lc.patched_runtime(lean_js)
+    assert out.parent == lean_js.parent and out != lean_js
+    text = out.read_text(encoding="utf-8")
+    assert lc.DLSYM_SCAN not in text and text.count(lc.DLSYM_INDEXED) == 1
+    assert text == ("prefix;" + FAKE_RUNTIME + "suffix;").replace(lc.DLSYM_SCAN,
+                                                                 lc.DLSYM_INDEXED)
+    assert lean_js.read_text(encoding="utf-8").count(lc.DLSYM_SCAN) == 1  # original untouched
+    out.write_text("kept", encoding="utf-8")
+    assert lc.patched_runtime(lean_js) == out and out.read_text(encoding="utf-8") == "kept"
+
+
+def test_patched_runtime_falls_back_when_the_code_differs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lean_js = write(tmp_path, "lean.js", "var x = 1;")
+    assert lc.patched_runtime(lean_js) == lean_js
+    assert "unpatched" in capsys.readouterr().err
+    assert not list(tmp_path.glob("lean.*.js"))
+
+
+def test_indexed_dlsym_returns_what_the_scan_returns(tmp_path: Path) -> None:
+    """Both lookups on the same export object, in node: hits, misses, prototype names,
+    stubs, and an export added after the index was built."""
+    node = shutil.which("node")
+    assert node is not None, "node is needed (npm, which installs the checker, needs it)"
+    harness = """
+const exportsObj = {};
+for (let i = 0; i < 2000; i++) exportsObj['l_fn_' + i] = function () {};
+exportsObj['stubbed'] = { stub: true };
+const lib = { exports: exportsObj };
+const scan = (lib, symbol) => { let newSymIndex; SCAN return newSymIndex; };
+const indexed = (lib, symbol) => { let newSymIndex; INDEXED return newSymIndex; };
+const names = ['l_fn_0', 'l_fn_1999', 'l_fn_777', 'missing', 'toString', '__proto__',
+               'stubbed', 'l_fn_2000'];
+const out = [];
+for (const n of names) out.push([n, scan(lib, n), indexed(lib, n)]);
+exportsObj['late_export'] = function () {};
+for (const n of ['late_export', 'l_fn_5', 'missing']) out.push([n, scan(lib, n), indexed(lib, n)]);
+console.log(JSON.stringify(out));
+""".replace("SCAN", lc.DLSYM_SCAN).replace("INDEXED", lc.DLSYM_INDEXED)
+    script = write(tmp_path, "harness.js", harness)
+    proc = subprocess.run([node, str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert len(rows) == 11
+    for name, want, got in rows:
+        assert got == want, name
+    found = {name: want for name, want, _ in rows}
+    assert found["l_fn_1999"] == 1999 and found["missing"] == -1
+    assert found["late_export"] == 2001  # the index was rebuilt for the new export
+
+
+def test_stack_options_write_the_shim_and_raise_the_limit(tmp_path: Path) -> None:
+    opts = lc.stack_options(tmp_path)
+    shim = tmp_path / "lvt-stack-shim.cjs"
+    assert opts[1:] == ["--require", str(shim)]
+    assert shim.read_text(encoding="utf-8") == lc.WORKER_STACK_SHIM
+    assert "stackSizeMb" in lc.WORKER_STACK_SHIM
+    kib = int(opts[0].removeprefix("--stack-size="))
+    soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
+    assert kib >= 984
+    assert soft == resource.RLIM_INFINITY or kib * 1024 < soft  # V8's limit fits the stack
 
 
 # ---------------------------------------------------------------------------------------
