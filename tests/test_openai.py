@@ -8,7 +8,7 @@ import pytest
 
 from lvt.errors import ConversationError
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Text, ToolCall
-from lvt.openai import from_openai, tools_text
+from lvt.openai import from_openai, from_openai_batch, tools_text
 
 
 def test_plain_messages_are_not_normalised() -> None:
@@ -100,3 +100,32 @@ def test_bad_input(messages, index, match) -> None:
 def test_messages_must_be_a_list() -> None:
     with pytest.raises(ConversationError):
         from_openai("hello")  # type: ignore[arg-type]
+
+
+def test_batch_equals_one_at_a_time_with_shared_tools() -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"b": 1, "a": 2}}},
+             {"type": "function", "function": {"name": "g\u00e9"}}]
+    convs = [
+        [{"role": "system", "content": "sys"}, {"role": "user", "content": "q1"}],
+        [{"role": "user", "content": "q2"},
+         {"role": "assistant", "content": None,
+          "tool_calls": [{"function": {"name": "f", "arguments": {"x": 1}}}]},
+         {"role": "tool", "content": "42"}],
+        [{"role": "user", "content": ""}],
+    ]
+    for tl in (tools, None, []):
+        for gen in (False, True):
+            want = [from_openai(m, tools=tl, add_generation_prompt=gen) for m in convs]
+            assert from_openai_batch(convs, tools=tl, add_generation_prompt=gen) == want
+    first = from_openai_batch(convs, tools=tools)[0].messages[0].blocks[0]
+    assert isinstance(first, Plain) and isinstance(first.payload, Text)
+    assert first.payload.text == "sys\n\n" + tools_text(tools)
+    assert from_openai_batch([], tools=tools) == []
+
+
+def test_batch_error_names_the_conversation_and_the_message() -> None:
+    convs = [[{"role": "user", "content": "ok"}], [{"role": "user", "content": "ok"},
+                                                   {"role": "wizard", "content": "x"}]]
+    with pytest.raises(ConversationError, match=r"message 1: conversation 1: unknown role") as ei:
+        from_openai_batch(convs)
+    assert ei.value.message_index == 1

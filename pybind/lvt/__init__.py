@@ -38,7 +38,7 @@ from lvt.model import (
     Tokens,
     ToolCall,
 )
-from lvt.openai import from_openai
+from lvt.openai import from_openai, from_openai_batch
 from lvt.spec import ChatFormat, Ctrl, EncFormat, Lit
 
 __all__ = [
@@ -72,6 +72,7 @@ __all__ = [
     "backend",
     "backend_reason",
     "from_openai",
+    "from_openai_batch",
     "load_format",
     "native_backend",
 ]

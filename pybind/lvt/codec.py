@@ -192,7 +192,10 @@ class TokenizerCodec:
     def _encode_fresh(self, texts: list[str]) -> dict[str, tuple[int, ...]]:
         for s in texts:
             _check_scalar_values(s)
-        encs = self._text.encode_batch(texts, add_special_tokens=False)
+        # encode_batch_fast (tokenizers >= 0.21) skips character offsets, which lvt never
+        # reads: same ids, about 30% less time
+        batch = getattr(self._text, "encode_batch_fast", None) or self._text.encode_batch
+        encs = batch(texts, add_special_tokens=False)
         reserved = self.reserved
         fresh: dict[str, tuple[int, ...]] = {}
         for s, e in zip(texts, encs, strict=True):

@@ -37,7 +37,7 @@ from typing import Any
 from lvt.errors import ConversationError
 from lvt.model import Block, Conversation, Message, Plain, Reasoning, Role, Text, ToolCall
 
-__all__ = ["from_openai", "tools_text"]
+__all__ = ["from_openai", "from_openai_batch", "tools_text"]
 
 _REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
 
@@ -122,6 +122,33 @@ def from_openai(
     Raises:
         ConversationError: with the message index and the reason.
     """
+    return _convert(messages, tools_text(tools) if tools else None, add_generation_prompt)
+
+
+def from_openai_batch(
+    conversations: Sequence[Sequence[Mapping[str, Any]]],
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    add_generation_prompt: bool = False,
+) -> list[Conversation]:
+    """:func:`from_openai` on every conversation of a batch that shares one tool list (a GRPO
+    group, a rollout batch), describing the tools once instead of once per conversation.
+
+    Raises:
+        ConversationError: naming the conversation and the message index, and the reason.
+    """
+    desc = tools_text(tools) if tools else None
+    out: list[Conversation] = []
+    for k, messages in enumerate(conversations):
+        try:
+            out.append(_convert(messages, desc, add_generation_prompt))
+        except ConversationError as e:
+            raise ConversationError(e.message_index, f"conversation {k}: {e.reason}") from None
+    return out
+
+
+def _convert(
+    messages: Sequence[Mapping[str, Any]], desc: str | None, add_generation_prompt: bool
+) -> Conversation:
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         raise ConversationError(None, "messages must be a list of dicts")
     if len(messages) == 0:
@@ -154,8 +181,7 @@ def from_openai(
                 raise ConversationError(i, "tool_calls must be a list")
             blocks.extend(_tool_call(i, j, c) for j, c in enumerate(calls))
         out.append(Message(role, tuple(blocks)))
-    if tools:
-        desc = tools_text(tools)
+    if desc is not None:
         first = out[0]
         if first.role == Role.SYSTEM:
             prev = "".join(
