@@ -10,7 +10,14 @@ absent. Designed to finish in well under 5 minutes on one modern GPU:
 3. the full loss from logits vs a naive autograd pipeline; huge log-ratio gaps in bf16;
 4. the fused loss (gradients in forward) against the recompute path, logits and hidden;
 5. one GRPO step of the tiny model in bf16 on CUDA;
-6. ``benchmarks/loss_memory.py`` at a larger size (naive vs chunked, logits and hidden).
+6. the new paths: KL/weights/gate in fp32 under ``torch.autocast`` (bf16, fused and
+   recompute), ``-inf`` logits and NaN logits at masked positions (exact zero gradient),
+   fp16 gradients inside the log-ratio bound, input validation;
+7. per-token credit: the token critic (value heads on bf16 hidden states) feeding
+   per-token advantages to ``grpo_train_step`` with the learnable-alpha controller;
+8. a batch built from lvt's render and a two-turn tool episode on the agent loop, trained
+   on the device (skipped when the Llama-3 tokenizer package is missing);
+9. ``benchmarks/loss_memory.py`` at a larger size (naive vs chunked, logits and hidden).
 
 Flags: ``--skip-bench``, ``--seq`` / ``--vocab`` / ``--chunk`` / ``--hidden`` for step 6.
 """
@@ -237,7 +244,147 @@ def main() -> int:
         assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters(), strict=True))
         return f"loss {ms[-1]['loss']:+.4f} kl_mean {ms[-1]['kl_mean']:.2e}"
 
-    for fn in (_chunked, _bf16, _loss, _fused, _grpo):
+    @check("autocast bf16: KL, weights and gate in fp32 (fused and recompute, hidden states)")
+    def _autocast() -> str:
+        g = torch.Generator(device=dev).manual_seed(5)
+        bsz, seq, vocab, hid = 2, 97, 8191, 256
+        h = torch.randn(bsz, seq, hid, device=dev, generator=g)
+        rh = h + 0.1 * torch.randn(bsz, seq, hid, device=dev, generator=g)
+        w = torch.randn(vocab, hid, device=dev, generator=g) / hid**0.5
+        y = torch.randint(0, vocab, (bsz, seq), device=dev, generator=g)
+        adv = torch.tensor([1.0, -1.0], device=dev)
+        mask = torch.ones(bsz, seq, device=dev)
+        worst = 0.0
+        for fused in (True, False):
+            ms = []
+            for ac in (False, True):
+                hh = h.clone().requires_grad_()
+                with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=ac):
+                    _, m = rlvr_loss_from_logits(hh, y, adv, mask, ref_logits=rh, weight=w,
+                                                 ref_weight=w, beta=0.1, fused=fused,
+                                                 config=RLVRLossConfig(kl_chunk_size=32))
+                ms.append(m)
+            for k in ("kl_mean", "gate_mean", "weight_mean", "entropy_mean"):
+                rel = abs(ms[1][k] - ms[0][k]) / max(abs(ms[0][k]), 1e-12)
+                assert rel < 1e-5, (k, ms[0][k], ms[1][k])
+                worst = max(worst, rel)
+        return f"max relative change under autocast {worst:.1e}"
+
+    @check("-inf logits, NaN at masked positions, fp16 gradients, typed input errors")
+    def _numerics() -> str:
+        from lvt_trainer.errors import NonFiniteInputError, TrainerConfigError
+
+        g = torch.Generator(device=dev).manual_seed(6)
+        bsz, seq, vocab = 2, 33, 4099
+        x = torch.randn(bsz, seq, vocab, device=dev, generator=g)
+        r = torch.randn(bsz, seq, vocab, device=dev, generator=g)
+        y = torch.randint(0, vocab - 100, (bsz, seq), device=dev, generator=g)
+        mask = (torch.rand(bsz, seq, device=dev, generator=g) > 0.3).float()
+        x[..., vocab - 100 :] = float("-inf")
+        r[..., vocab - 100 :] = float("-inf")
+        x[mask == 0] = float("nan")
+        adv = torch.tensor([0.5, -1.5], device=dev)
+        for fused in (True, False):
+            xx = x.clone().requires_grad_()
+            loss, m = rlvr_loss_from_logits(xx, y, adv, mask, ref_logits=r, beta=0.1,
+                                            fused=fused, config=RLVRLossConfig(kl_chunk_size=8))
+            loss.backward()
+            assert torch.isfinite(loss) and all(math.isfinite(v) for v in m.values())
+            gx = xx.grad
+            assert gx is not None and torch.isfinite(gx).all()
+            assert (gx[mask == 0] == 0).all() and (gx[..., vocab - 100 :] == 0).all()
+        lp = torch.full((1, 4), -1.0, device=dev, dtype=torch.float16, requires_grad=True)
+        lo, _ = rlvr_loss(lp, torch.ones(1, device=dev), torch.ones(1, 4, device=dev),
+                          logp_old=(lp.detach().float() - 15).half(),
+                          config=RLVRLossConfig(clip_mode="none", kl_mode="none"))
+        lo.backward()
+        assert lp.grad is not None and torch.isfinite(lp.grad.float()).all()
+        bad = torch.tensor([float("nan"), 0.0], device=dev)
+        try:
+            rlvr_loss(torch.zeros(2, 3, device=dev), bad, torch.ones(2, 3, device=dev))
+        except NonFiniteInputError:
+            pass
+        else:
+            raise AssertionError("NaN advantages were accepted")
+        try:
+            RLVRLossConfig(proximal_cap=-1.0)
+        except TrainerConfigError:
+            pass
+        else:
+            raise AssertionError("proximal_cap=-1 was accepted")
+        return "finite, exact zeros where masked or -inf"
+
+    @check("token critic -> per-token advantages -> grpo_train_step (bf16, learnable alpha)")
+    def _critic() -> str:
+        from lvt_trainer.critic import CriticConfig, TokenCritic
+        from lvt_trainer.gate import LearnableAlphaGate
+        from lvt_trainer.grpo import causal_lm_forward
+
+        vocab = 2048
+        policy = build_tiny_causal_lm(vocab, seed=0, device=dev, dtype=torch.bfloat16)
+        reference = build_tiny_causal_lm(vocab, seed=1, device=dev, dtype=torch.bfloat16)
+        opt = torch.optim.AdamW(policy.parameters(), lr=1e-3)
+        g = torch.Generator(device=dev).manual_seed(7)
+        ids = torch.randint(0, vocab, (8, 48), device=dev, generator=g)
+        am = torch.ones_like(ids)
+        lm = torch.zeros(8, 48, device=dev)
+        lm[:, 16:] = 1
+        rewards = (torch.rand(8, device=dev, generator=g) > 0.5).float()
+        critic = TokenCritic(CriticConfig(v_warmup_steps=1, v_kl_until=2, q_every=1,
+                                          v_every=1), hidden_size=64, device=dev)
+        gate = LearnableAlphaGate(target_gated_kl=1e-4)
+        alphas = []
+        for _ in range(3):
+            batch = RolloutBatch(ids, am, lm, torch.zeros(8, device=dev), rewards=rewards)
+            old, _, hidden = causal_lm_forward(policy, ids, am)
+            batch.old_logp = old
+            res = critic.assign(batch, hidden)
+            assert res.advantages.shape == ids.shape and torch.isfinite(res.advantages).all()
+            batch.advantages = res.advantages
+            m = grpo_train_step(policy, reference, opt, batch, beta=0.05, gate=gate)
+            assert all(math.isfinite(v) for v in m.values())
+            alphas.append(m["alpha"])
+        assert alphas[-1] != 1.0
+        return f"alpha {alphas[0]:.3f} -> {alphas[-1]:.3f}, phase {res.metrics['critic/phase']}"
+
+    @check("lvt batch and a two-turn tool episode trained on the device")
+    def _lvt() -> str:
+        try:
+            import lvt
+            from lvt import zoo
+
+            tok = zoo.load_tokenizer("llama3")
+        except Exception as exc:  # report as a skip, not a failure
+            return f"SKIPPED ({type(exc).__name__}: {exc})"
+        from lvt_trainer.agent import Sample, calculator, run_episodes
+        from lvt_trainer.lvt_batch import build_batch
+        from lvt_trainer.vocab import IdMap
+
+        enc = lvt.ChatEncoder.from_tokenizer(tok, format="llama3")
+        call = [128010, *tok.encode('{"name": "calc", "parameters": {"expr": "37*43"}}',
+                                     add_special_tokens=False).ids, 128008]
+        answer = [*tok.encode("1591", add_special_tokens=False).ids, 128009]
+        turns = iter([call, answer])
+
+        def sampler(prompts: list[list[int]]) -> list[Sample]:
+            ids = next(turns)
+            return [Sample(tuple(ids), (-1.0,) * len(ids), False) for _ in prompts]
+
+        user = lvt.Message(lvt.Role.USER, (lvt.Plain(lvt.Text("What is 37*43?")),))
+        eps = run_episodes(enc, [lvt.Conversation((user,), False)] * 2, sampler,
+                           tools={"calc": calculator},
+                           reward_fn=lambda i, e: float(e.answer == "1591"))
+        trajs = [e.trajectory for e in eps]
+        idmap = IdMap.from_sequences([enc.encode(t.conversation).ids for t in trajs])
+        batch = build_batch(enc, trajs, id_map=idmap, device=dev)
+        policy = build_tiny_causal_lm(idmap.size, seed=0, device=dev)
+        opt = torch.optim.AdamW(policy.parameters(), lr=1e-3)
+        batch.advantages = torch.ones(2, device=dev)
+        m = grpo_train_step(policy, None, opt, batch, config=RLVRLossConfig(kl_mode="none"))
+        assert m["num_tokens"] == 2 * (len(call) + len(answer)), m["num_tokens"]
+        return f"{int(m['num_tokens'])} learned tokens, rewards {batch.rewards.tolist()}"
+
+    for fn in (_chunked, _bf16, _loss, _fused, _grpo, _autocast, _numerics, _critic, _lvt):
         fn()
 
     if not args.skip_bench:

@@ -1,21 +1,30 @@
 module
 
-public import Verified.Spec.Token
+public import Verified.Spec.Json
 
 public section
 
 /-!
 # Messages and conversations
 
-The message AST. A conversation is a list of messages, each with a role and a body made of
-blocks; a block is plain content, reasoning, or a tool call (name and argument text). The AST
-is polymorphic in the payload type `α`:
+The conversation as users write it. A conversation is a list of messages, the tool
+definitions the model may call, and whether a generation prompt follows. A message has a role
+and a body of blocks:
 
-* `Conversation Payload` is what users write: each payload is either `text s` (encoded by the
-  codec) or `tokens ts` (kept verbatim, e.g. tokens sampled at inference time, so that training
-  uses exactly what the model produced);
-* `Conversation (List Token)` is the *pre-encoded* form that the render function, the parser
-  and the FFI work on. `Conversation.toTokens` maps the first to the second.
+* `plain p`: the message content;
+* `reasoning p`: the assistant's reasoning ("thinking");
+* `toolCall name args`: a call of the tool `name` with the argument text `args` (the JSON text
+  the family's template writes; the Python front end serialises argument objects with the
+  family's `tojson`);
+* `sampled ts`: the tokens an assistant turn was sampled as, kept verbatim from the generation
+  prompt to the end of turn (so a rollout is trained on exactly what the policy produced,
+  including the format's in-body control tokens such as `<think>` or `<tool_call>`).
+
+A payload of `plain` and `reasoning` is `text s` (encoded by the codec together with the text
+around it) or `tokens ts` (kept verbatim, splitting the text span it sits in).
+
+Each chat family (`Spec/Qwen.lean`, `Spec/Llama.lean`) decides which shapes it can express and
+*lowers* a conversation to the turns its template writes.
 -/
 
 namespace Verified
@@ -29,76 +38,81 @@ inductive Role where
   | tool
   deriving DecidableEq, Repr
 
-/-- Every role, in the order the parser tries them. -/
-@[expose] def Role.all : List Role := [.system, .developer, .user, .assistant, .tool]
+/-- The role is `system`. -/
+@[expose] def Role.isSystem : Role → Bool
+  | .system => true
+  | _ => false
+
+/-- The role is `user`. -/
+@[expose] def Role.isUser : Role → Bool
+  | .user => true
+  | _ => false
 
 /-- A payload as written by a user: text to be encoded, or tokens kept verbatim. -/
 inductive Payload where
-  /-- Text, encoded by the codec. -/
+  /-- Text, encoded by the codec with the text around it. -/
   | text (s : String)
   /-- Tokens kept as they are (for instance sampled by the policy). -/
   | tokens (ts : List Token)
   deriving DecidableEq, Repr
 
 /-- One block of a message body. -/
-inductive Block (α : Type) where
-  /-- Plain content. -/
-  | plain (p : α)
+inductive Block where
+  /-- Content. -/
+  | plain (p : Payload)
   /-- Reasoning ("thinking") content. -/
-  | reasoning (p : α)
+  | reasoning (p : Payload)
   /-- A tool call: the tool name and the argument text. -/
-  | toolCall (name args : α)
+  | toolCall (name args : String)
+  /-- A sampled assistant turn: every token after the generation prompt, up to (not
+  including) the end of turn. -/
+  | sampled (ts : List Token)
   deriving DecidableEq, Repr
 
 /-- A message: a role and a body of blocks. -/
-structure Message (α : Type) where
+structure Message where
   /-- Who speaks. -/
   role : Role
   /-- The body. -/
-  blocks : List (Block α)
+  blocks : List Block
   deriving DecidableEq, Repr
 
-/-- A conversation: messages and whether a generation prompt for the assistant follows. -/
-structure Conversation (α : Type) where
+/-- A conversation: messages, tool definitions (`none`: no tools were given) and whether the
+assistant generation prompt follows. -/
+structure Conversation where
   /-- The messages in order. -/
-  messages : List (Message α)
+  messages : List Message
+  /-- The tool definitions (JSON objects, as passed to `apply_chat_template(tools=…)`). -/
+  tools : Option (List Json)
   /-- Whether to append the assistant generation prompt. -/
   addGenerationPrompt : Bool
+  deriving Repr
+
+/-- A lowered payload: text (characters) or verbatim tokens. -/
+inductive LPay where
+  /-- Text, encoded with the text around it. -/
+  | text (cs : Chars)
+  /-- Tokens kept verbatim. -/
+  | toks (ts : List Token)
   deriving DecidableEq, Repr
 
-/-- Apply `f` to every payload of a block. -/
-@[expose] def Block.map {α β : Type} (f : α → β) : Block α → Block β
-  | .plain p => .plain (f p)
-  | .reasoning p => .reasoning (f p)
-  | .toolCall n a => .toolCall (f n) (f a)
+/-- The lowered form of a payload. -/
+@[expose] def Payload.lower : Payload → LPay
+  | .text s => .text s.toList
+  | .tokens ts => .toks ts
 
-/-- Apply `f` to every payload of a message. -/
-@[expose] def Message.map {α β : Type} (f : α → β) (m : Message α) : Message β :=
-  ⟨m.role, m.blocks.map (Block.map f)⟩
+/-- A lowered payload is empty (the template's `if content` is false). -/
+@[expose] def LPay.isEmpty : LPay → Bool
+  | .text cs => cs.isEmpty
+  | .toks ts => ts.isEmpty
 
-/-- Apply `f` to every payload of a conversation. -/
-@[expose] def Conversation.map {α β : Type} (f : α → β) (c : Conversation α) :
-    Conversation β :=
-  ⟨c.messages.map (Message.map f), c.addGenerationPrompt⟩
-
-/-- The tokens of a payload: text is encoded by the codec, tokens are kept. -/
-@[expose] def Payload.toTokens (codec : Codec) : Payload → List Token
-  | .text s => codec.encode s
-  | .tokens ts => ts
-
-/-- The pre-encoded form of a conversation (the canonical, token-exact form). -/
-@[expose] def Conversation.toTokens (codec : Codec) (c : Conversation Payload) :
-    Conversation (List Token) :=
-  c.map (Payload.toTokens codec)
-
-/-- A conversation all of whose payloads are text. -/
-@[expose] def Conversation.IsText (c : Conversation Payload) : Prop :=
-  ∃ d : Conversation String, c = d.map Payload.text
-
-/-- The shape of a conversation: roles and block kinds, with payloads erased. Two
-conversations of equal shape have the same control-token skeleton (`no_forgery`). -/
-@[expose] def Conversation.shape {α : Type} (c : Conversation α) : Conversation Unit :=
-  c.map fun _ => ()
+/-- The text of a message: the payload of its only plain block; `none` when the body is not
+exactly zero or one plain block. A missing plain block is empty text. -/
+@[expose] def Message.content? (m : Message) : Option LPay :=
+  match m.blocks with
+  | [] => some (.text [])
+  | [.plain p] => some p.lower
+  | _ => none
 
 end Verified
 

@@ -1,164 +1,94 @@
 module
 
 public import Verified.Spec.Format
+public import Verified.Thm.Span
 
 public section
 
 /-!
-# Facts about well-formed formats
+# The theorems every lawful format has
 
-`Format.wf` is one big Boolean conjunction. This file unpacks it into named, directly usable
-facts (every delimiter that matters is led by a reserved token, distinct headers and openers
-are prefix-incomparable, openers cannot be confused with footers or headers, the assistant
-has a header and a non-empty end of turn), together with the list lemmas about prefixes
-(`isPrefixB`, `incomparable`) that the round-trip proof uses.
+For any format whose family proves `Format.Lawful`, and any lawful codec:
+
+* `parse_render`: parsing the render of a conversation gives back its lowered form (owners
+  erased), text byte-exact: what the template writes is recovered from the token ids alone.
+* `render_parse`: the parser never invents a conversation: what it accepts re-renders to
+  exactly the input tokens.
+* `render_injective`: two conversations with the same render have the same lowered form, so
+  they are equal up to any normalisation under which the family's lowering is injective
+  (`Format.LowerInjective`).
+* `no_forgery`: the reserved tokens of a render are exactly the control tokens the layout
+  placed, in order; text never produces one, so the control skeleton of a render is the one
+  its lowered form dictates.
+* `render_append_cells`: a render splits at every control token (the cells before it never
+  depend on what follows), the lemma the families' extension theorems are built on.
 -/
 
 namespace Verified
 
-/-- A list is a prefix of itself followed by anything. -/
-theorem isPrefixB_append (a r : List Token) : isPrefixB a (a ++ r) = true := by
-  induction a with
-  | nil => simp [isPrefixB]
-  | cons x a ih => simp [isPrefixB, ih]
-
-/-- If `a ++ x = b ++ y`, one of `a`, `b` is a prefix of the other. -/
-theorem isPrefixB_of_append_eq {a b x y : List Token} (h : a ++ x = b ++ y) :
-    isPrefixB a b = true ∨ isPrefixB b a = true := by
-  rcases List.append_eq_append_iff.mp h with ⟨a', hb, _⟩ | ⟨c', ha, _⟩
-  · left
-    rw [hb]
-    exact isPrefixB_append a a'
-  · right
-    rw [ha]
-    exact isPrefixB_append b c'
-
-/-- Incomparable lists cannot both start the same token list: this is what makes the
-delimiters of a well-formed format unambiguous. -/
-theorem append_ne_of_incomparable {a b x y : List Token} (h : incomparable a b = true) :
-    a ++ x ≠ b ++ y := by
-  intro he
-  rcases isPrefixB_of_append_eq he with h1 | h1 <;> simp [incomparable, h1] at h
-
-/-- `isPrefixB a b` holds exactly when `b` extends `a`. -/
-theorem isPrefixB_iff_exists {a b : List Token} :
-    isPrefixB a b = true ↔ ∃ r, b = a ++ r := by
-  induction a generalizing b with
-  | nil => simp [isPrefixB]
-  | cons x a ih =>
-    cases b with
-    | nil => simp [isPrefixB]
-    | cons y b =>
-      simp only [isPrefixB, Bool.and_eq_true, beq_iff_eq, ih, List.cons_append,
-        List.cons.injEq]
-      constructor
-      · rintro ⟨rfl, r, rfl⟩
-        exact ⟨r, rfl, rfl⟩
-      · rintro ⟨r, rfl, rfl⟩
-        exact ⟨rfl, r, rfl⟩
-
 namespace Format
 
-variable {f : EncFormat}
+variable {F : Format}
 
-/-- A guarded non-empty delimiter puts a reserved token first, whatever follows it. -/
-theorem leadsReserved_append_of_guarded {d : List Token} (hg : f.guarded d = true)
-    (hd : d ≠ []) (x : List Token) : leadsReserved f.reserved (d ++ x) = true := by
-  cases d with
-  | nil => exact absurd rfl hd
-  | cons t d => simpa [guarded, leadsReserved] using hg
+/-- Parsing the render of a conversation gives back its lowered form (owners erased). -/
+theorem parse_render (hF : F.Lawful) {codec : Codec} (hc : codec.Lawful F.reserved)
+    {c : Conversation} {l : F.Lowered} (hl : F.lower c = some l)
+    (ht : textOnly (F.layout l) = true) :
+    F.parse codec (ids (encodeItems codec (F.layout l))) = some (F.erase l) := by
+  have htext : (syms (F.layout l)).all (fun x => !x.isTok) = true := ht
+  simp only [parse, ids_encodeItems,
+    decodeSyms_encodeSyms hc _ (hF.ctrl_reserved l) htext, Option.bind_some]
+  exact hF.unlayout_layout c l hl ht
 
-/-- A role is supported exactly when its header is non-empty. -/
-theorem supports_iff (r : Role) : f.supports r = true ↔ f.header r ≠ [] := by
-  simp [supports]
+/-- `render` then `parse`: the same statement through `Format.render`. -/
+theorem parse_of_render (hF : F.Lawful) {codec : Codec} (hc : codec.Lawful F.reserved)
+    {c : Conversation} {l : F.Lowered} (hl : F.lower c = some l)
+    (ht : textOnly (F.layout l) = true) :
+    (F.render codec c).bind (fun cs => F.parse codec (ids cs)) = some (F.erase l) := by
+  simp only [render, hl, Option.map_some, Option.bind_some]
+  exact parse_render hF hc hl ht
 
-theorem mem_Role_all (r : Role) : r ∈ Role.all := by
-  cases r <;> decide
+/-- The parser never invents a conversation: what it accepts lays out to exactly the input
+tokens. -/
+theorem render_parse (hF : F.Lawful) {codec : Codec} {ts : List Token} {l : F.Lowered}
+    (h : F.parse codec ts = some l) : ids (encodeItems codec (F.layout l)) = ts := by
+  simp only [parse, Option.bind_eq_some_iff] at h
+  obtain ⟨s, hs, hu⟩ := h
+  rw [ids_encodeItems, hF.layout_unlayout s l hu]
+  exact encodeSyms_of_decodeSyms hs
 
-theorem mem_BlockKind_all (k : BlockKind) : k ∈ BlockKind.all := by
-  cases k <;> decide
+/-- Two conversations with the same render (as ids) have the same lowered form up to
+owners. -/
+theorem render_injective_lowered (hF : F.Lawful) {codec : Codec}
+    (hc : codec.Lawful F.reserved) {c d : Conversation} {l l' : F.Lowered}
+    (hl : F.lower c = some l) (hl' : F.lower d = some l')
+    (ht : textOnly (F.layout l) = true) (ht' : textOnly (F.layout l') = true)
+    (h : ids (encodeItems codec (F.layout l)) = ids (encodeItems codec (F.layout l'))) :
+    F.erase l = F.erase l' := by
+  have a := parse_render hF hc hl ht
+  rw [h, parse_render hF hc hl' ht'] at a
+  exact (Option.some.inj a).symm
 
-/-- In a well-formed format every header is empty or led by a reserved token. -/
-theorem wf_header_guarded (h : f.wf = true) (r : Role) : f.guarded (f.header r) = true := by
-  simp only [wf, Bool.and_eq_true, List.all_eq_true] at h
-  exact (h.1.1.1.1.1.1.1 r (mem_Role_all r)).1
+/-- The render is injective on what users write, up to the normalisation `norm` under which
+the family's lowering is injective. -/
+theorem render_injective (hF : F.Lawful) {codec : Codec} (hc : codec.Lawful F.reserved)
+    {norm : Conversation → Conversation} (hN : F.LowerInjective norm)
+    {c d : Conversation} {l l' : F.Lowered}
+    (hl : F.lower c = some l) (hl' : F.lower d = some l')
+    (ht : textOnly (F.layout l) = true) (ht' : textOnly (F.layout l') = true)
+    (h : ids (encodeItems codec (F.layout l)) = ids (encodeItems codec (F.layout l'))) :
+    norm c = norm d :=
+  hN c d l l' hl hl' (render_injective_lowered hF hc hl hl' ht ht' h)
 
-/-- In a well-formed format every footer is empty or led by a reserved token. -/
-theorem wf_footer_guarded (h : f.wf = true) (r : Role) : f.guarded (f.footer r) = true := by
-  simp only [wf, Bool.and_eq_true, List.all_eq_true] at h
-  exact (h.1.1.1.1.1.1.1 r (mem_Role_all r)).2
-
-/-- In a well-formed format the assistant header (the generation prompt) is non-empty. -/
-theorem wf_header_assistant_ne (h : f.wf = true) : f.header .assistant ≠ [] := by
-  simp only [wf, Bool.and_eq_true, List.all_eq_true] at h
-  exact (supports_iff _).mp h.1.1.1.1.1.1.2
-
-/-- In a well-formed format the assistant footer (end of turn) is non-empty. -/
-theorem wf_footer_assistant_ne (h : f.wf = true) : f.footer .assistant ≠ [] := by
-  simp only [wf, Bool.and_eq_true, List.all_eq_true] at h
-  have h3 := h.1.1.1.1.1.2
-  simpa using h3
-
-/-- In a well-formed format headers of distinct supported roles are incomparable. -/
-theorem wf_header_incomparable (h : f.wf = true) {r r' : Role} (hne : r ≠ r')
-    (hr : f.header r ≠ []) (hr' : f.header r' ≠ []) :
-    incomparable (f.header r) (f.header r') = true := by
-  simp only [wf, Bool.and_eq_true, List.all_eq_true] at h
-  have h4 := h.1.1.1.1.2 r (mem_Role_all r) r' (mem_Role_all r')
-  simpa [hne, hr, hr'] using h4
-
-/-- In a well-formed format every block opener is empty or led by a reserved token. -/
-theorem wf_open_guarded (h : f.wf = true) (k : BlockKind) :
-    f.guarded (f.blockOpen k) = true := by
-  simp only [wf, Bool.and_eq_true, List.all_eq_true] at h
-  exact (h.1.1.1.2 k (mem_BlockKind_all k)).1
-
-/-- In a well-formed format every block closer is empty or led by a reserved token. -/
-theorem wf_close_guarded (h : f.wf = true) (k : BlockKind) :
-    f.guarded (f.blockClose k) = true := by
-  simp only [wf, Bool.and_eq_true, List.all_eq_true] at h
-  exact (h.1.1.1.2 k (mem_BlockKind_all k)).2
-
-/-- In a well-formed format the tool separator is empty or led by a reserved token. -/
-theorem wf_toolSep_guarded (h : f.wf = true) : f.guarded f.toolSep = true := by
-  simp only [wf, Bool.and_eq_true, List.all_eq_true] at h
-  exact h.1.1.2
-
-/-- In a well-formed format non-empty openers of distinct kinds are incomparable. -/
-theorem wf_open_incomparable (h : f.wf = true) {k k' : BlockKind} (hne : k ≠ k')
-    (hk : f.blockOpen k ≠ []) (hk' : f.blockOpen k' ≠ []) :
-    incomparable (f.blockOpen k) (f.blockOpen k') = true := by
-  simp only [wf, Bool.and_eq_true, List.all_eq_true] at h
-  have h7 := h.1.2 k (mem_BlockKind_all k) k' (mem_BlockKind_all k')
-  simpa [hne, hk, hk'] using h7
-
-/-- In a well-formed format a non-empty opener is incomparable with every non-empty footer
-and with every non-empty header. -/
-theorem wf_open_apart (h : f.wf = true) {k : BlockKind} (hk : f.blockOpen k ≠ [])
-    (r : Role) :
-    (f.footer r ≠ [] → incomparable (f.blockOpen k) (f.footer r) = true) ∧
-    (f.header r ≠ [] → incomparable (f.blockOpen k) (f.header r) = true) := by
-  simp only [wf, Bool.and_eq_true, List.all_eq_true] at h
-  have h8 := h.2 k (mem_BlockKind_all k)
-  simp only [apartFromTurns, Bool.or_eq_true, List.all_eq_true, Bool.and_eq_true,
-    List.isEmpty_iff] at h8
-  rcases h8 with h8 | h8
-  · exact absurd h8 hk
-  · have h9 := h8 r (mem_Role_all r)
-    constructor
-    · intro hr
-      rcases h9.1 with h10 | h10
-      · exact absurd h10 hr
-      · exact h10
-    · intro hr
-      rcases h9.2 with h10 | h10
-      · exact absurd h10 hr
-      · exact h10
-
-/-- A usable kind other than plain has a non-empty opener. -/
-theorem open_ne_of_hasKind {k : BlockKind} (hk : f.hasKind k = true) (hp : k ≠ .plain) :
-    f.blockOpen k ≠ [] := by
-  simpa [hasKind, hp] using hk
+/-- No forgery: the reserved tokens of a render, in order, are exactly the control tokens its
+layout placed. Text, whatever it spells, never becomes a control token. -/
+theorem no_forgery (hF : F.Lawful) {codec : Codec} (hc : codec.Lawful F.reserved)
+    (l : F.Lowered) (ht : textOnly (F.layout l) = true) :
+    (ids (encodeItems codec (F.layout l))).filter (isReserved F.reserved) =
+      ctrls (syms (F.layout l)) := by
+  have htext : (syms (F.layout l)).all (fun x => !x.isTok) = true := ht
+  rw [ids_encodeItems]
+  exact reserved_of_encodeSyms hc _ (hF.ctrl_reserved l) htext
 
 end Format
 

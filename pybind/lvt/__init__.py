@@ -24,7 +24,7 @@ from lvt.errors import (
     NativeLibraryError,
     ParseError,
 )
-from lvt.formats import FORMATS, FormatSpec, load_format
+from lvt.formats import FORMATS, FormatSpec, format_names, load_format
 from lvt.model import (
     Block,
     BlockKind,
@@ -34,28 +34,24 @@ from lvt.model import (
     Plain,
     Reasoning,
     Role,
+    Sampled,
     Text,
     Tokens,
     ToolCall,
 )
 from lvt.openai import from_openai, from_openai_batch
-from lvt.spec import ChatFormat, Ctrl, EncFormat, Lit
 
 __all__ = [
     "FORMATS",
     "Block",
     "BlockKind",
     "ChatEncoder",
-    "ChatFormat",
     "CodecLawError",
     "Conversation",
     "ConversationError",
-    "Ctrl",
-    "EncFormat",
     "Encoded",
     "FormatError",
     "FormatSpec",
-    "Lit",
     "LvtError",
     "Message",
     "NativeLibraryError",
@@ -64,6 +60,7 @@ __all__ = [
     "Plain",
     "Reasoning",
     "Role",
+    "Sampled",
     "Text",
     "TokenizerCodec",
     "Tokens",
@@ -71,6 +68,7 @@ __all__ = [
     "__version__",
     "backend",
     "backend_reason",
+    "format_names",
     "from_openai",
     "from_openai_batch",
     "load_format",

@@ -1,12 +1,15 @@
 """The tokenizer codec: a Hugging Face ``tokenizers.Tokenizer`` as the abstract ``Codec`` of
 the formal model, with the two codec laws enforced at run time.
 
-* Special-token parsing is switched off for text: the codec encodes with a *text-only* copy of
-  the tokenizer whose added tokens (special or not) are removed and with
-  ``encode_special_tokens = True``, so text such as ``"<|eot_id|>"`` or ``"<think>"``
-  encodes to ordinary tokens, and ``add_special_tokens=False`` (no BOS from a post-processor).
-* Each text payload is encoded on its own; cache misses are batched through
-  ``encode_batch``; results are kept in a bounded LRU cache keyed by the text.
+* Control tokens never come from text: the codec encodes with a *text* copy of the tokenizer
+  from which the reserved added tokens (the format's control tokens and every added token the
+  tokenizer flags ``special``) are removed, with ``encode_special_tokens = True`` and
+  ``add_special_tokens=False`` (no BOS from a post-processor). So text such as
+  ``"<|eot_id|>"`` or ``"<think>"`` encodes to ordinary tokens. Other added tokens (Gemma's
+  ``<table>``, Qwen's ``<|fim_prefix|>``) stay part of text encoding, as in the template.
+* Each text span is encoded as one string; cache misses are batched through
+  ``encode_batch``; results are kept in a bounded, thread-safe LRU cache keyed by the text
+  (a lock guards every read and update, so one codec may be shared by threads).
 * Law ``encode_free``: every encoding the tokenizer returns is scanned for reserved ids before
   it is cached or returned (:class:`~lvt.errors.CodecLawError` naming the text, the token and
   its position). Cached encodings were scanned when they were produced and are immutable.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -57,13 +61,23 @@ def _top_level_field(js: str, key: str) -> tuple[Any, int, int] | None:
     return value, start, end
 
 
-def text_only_tokenizer(tok: Tokenizer, js: str | None = None) -> Tokenizer:
-    """A copy of ``tok`` that never produces an added token from text: every added token
-    (special or not) is removed from the copy and special-token parsing is switched off."""
+def text_only_tokenizer(
+    tok: Tokenizer, js: str | None = None, reserved: Iterable[int] | None = None
+) -> Tokenizer:
+    """A copy of ``tok`` that never produces a reserved token from text.
+
+    The added tokens whose id is in ``reserved`` (all of them when ``reserved`` is ``None``)
+    are flagged special and special-token parsing is switched off
+    (``encode_special_tokens = True``), so they are encoded as ordinary text; every other
+    added token keeps being matched in text, as the template's tokenizer matches it. (Added
+    tokens are kept in the copy: removing some would renumber the others.)"""
     js = tok.to_str() if js is None else js
     f = _top_level_field(js, "added_tokens")
     if f is not None:
-        js = js[: f[1]] + "[]" + js[f[2] :]
+        res = None if reserved is None else set(reserved)
+        added = [dict(a, special=True) if res is None or int(a["id"]) in res else a
+                 for a in f[0]]
+        js = js[: f[1]] + json.dumps(added, ensure_ascii=False) + js[f[2] :]
     out = Tokenizer.from_str(js)
     out.encode_special_tokens = True
     out.no_truncation()
@@ -114,22 +128,28 @@ class TokenizerCodec:
     ) -> None:
         self._tokenizer = as_tokenizer(tokenizer)
         js = self._tokenizer.to_str()
-        self._text = text_only_tokenizer(self._tokenizer, js)
+        reserved = frozenset(int(t) for t in reserved)
+        self._text = text_only_tokenizer(self._tokenizer, js, reserved)
         self._digest = hashlib.sha256(js.encode("utf-8")).hexdigest()
         dec = _top_level_field(js, "decoder")
         self._byte_level = dec is not None and _is_byte_level_decoder(dec[0])
         added = _top_level_field(js, "added_tokens")
-        self._added: dict[int, str] = (
-            {int(a["id"]): a["content"] for a in added[0]} if added is not None else {}
-        )
-        self.reserved: frozenset[int] = frozenset(int(t) for t in reserved)
+        self._added_list: list[dict[str, Any]] = list(added[0]) if added is not None else []
+        self._added: dict[int, str] = {int(a["id"]): a["content"] for a in self._added_list}
+        special = {i for i, a in self._added_special().items() if a}
+        self.reserved: frozenset[int] = reserved | frozenset(special)
         self.strict = bool(strict)
         self.cache_size = int(cache_size)
         self._cache: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._lengths: np.ndarray | None = None
         self._byte_table: list[bytes | None] | None = None
         self._valid: np.ndarray | None = None
         self.hits = 0
         self.misses = 0
+
+    def _added_special(self) -> dict[int, bool]:
+        return {int(a["id"]): bool(a.get("special")) for a in self._added_list}
 
     # -- properties -------------------------------------------------------------------------
 
@@ -150,7 +170,8 @@ class TokenizerCodec:
 
     def clear_cache(self) -> None:
         """Empty the cache."""
-        self._cache.clear()
+        with self._lock:
+            self._cache.clear()
 
     # -- encoding ---------------------------------------------------------------------------
 
@@ -164,30 +185,33 @@ class TokenizerCodec:
 
     def encode_tuples(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
         """Like :meth:`encode_many` but returns the cached tuples themselves (no copy)."""
-        cache = self._cache
         out: list[tuple[int, ...] | None] = []
         misses: dict[str, None] = {}
-        for s in texts:
-            r = cache.get(s)
-            if r is None:
-                if type(s) is not str:
-                    raise ConversationError(
-                        None, f"text payload must be a str, got {type(s).__name__}"
-                    )
-                misses[s] = None
-            else:
-                cache.move_to_end(s)
-                self.hits += 1
-            out.append(r)
-        if misses:
-            fresh = self._encode_fresh(list(misses))
+        with self._lock:
+            cache = self._cache
+            for s in texts:
+                r = cache.get(s)
+                if r is None:
+                    if type(s) is not str:
+                        raise ConversationError(
+                            None, f"text payload must be a str, got {type(s).__name__}"
+                        )
+                    misses[s] = None
+                else:
+                    cache.move_to_end(s)
+                    self.hits += 1
+                out.append(r)
+        if not misses:
+            return out  # type: ignore[return-value]
+        fresh = self._encode_fresh(list(misses))
+        with self._lock:
             self.misses += len(fresh)
+            cache = self._cache
             for s, ids in fresh.items():
                 cache[s] = ids
             while len(cache) > self.cache_size:
                 cache.popitem(last=False)
-            return [r if r is not None else fresh[s] for r, s in zip(out, texts, strict=True)]
-        return out  # type: ignore[return-value]
+        return [r if r is not None else fresh[s] for r, s in zip(out, texts, strict=True)]
 
     def _encode_fresh(self, texts: list[str]) -> dict[str, tuple[int, ...]]:
         for s in texts:
@@ -259,6 +283,19 @@ class TokenizerCodec:
                 raise LvtError(f"token id {t} is not in the vocabulary")
             out.append(b)
         return b"".join(out)
+
+    def token_byte_lengths(self, ts: Sequence[int]) -> np.ndarray:
+        """The number of bytes each token decodes to."""
+        if self._lengths is None:
+            table = self._table()
+            if table is None:
+                self._lengths = np.array(
+                    [len(self.decode_bytes([i])) for i in range(self.vocab_size)], dtype=np.int64
+                )
+            else:
+                self._lengths = np.array([len(b) if b is not None else 0 for b in table],
+                                         dtype=np.int64)
+        return self._lengths[np.asarray(ts, dtype=np.int64)]
 
     def decode(self, ts: Sequence[int]) -> str:
         """Decode tokens to text with the wrapped tokenizer (special tokens kept)."""

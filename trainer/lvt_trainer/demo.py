@@ -1,6 +1,12 @@
 """End-to-end demo: sample with a tiny model, score, and take a few RLVR steps.
 
-Independent of the ``lvt`` package: prompts arrive already encoded.
+Two ways in. With ``encoder`` (an ``lvt.ChatEncoder``) and samples carrying their prompt
+``conversation``, the prompts are lvt's generation prompts and the training batch is lvt's
+render of prompt + sampled tokens (:func:`lvt_trainer.lvt_batch.build_batch`: loss mask
+from lvt's mask and owner, forged control ids masked out, truncated rollouts without an end
+of turn). Without it, prompts arrive already encoded (``prompt_ids``) and the batch is
+prompt + completion with the loss on the completion (the original behaviour, kept for
+callers that only have ids).
 """
 
 from __future__ import annotations
@@ -136,6 +142,7 @@ def run_training_demo(
     model: nn.Module | None = None,
     callback: Callable[[dict[str, float]], None] | None = print_metrics,
     progress: bool = True,
+    encoder: Any = None,
 ) -> list[dict[str, float]]:
     """Sample, score and train a tiny causal LM for ``steps`` RLVR steps.
 
@@ -159,6 +166,9 @@ def run_training_demo(
             masked out of attention and loss).
         model: use this causal LM instead of building the tiny one.
         callback: called with each step's metrics (default prints a line); ``None``: quiet.
+        encoder: an ``lvt.ChatEncoder``; then each sample gives ``conversation`` (an
+            ``lvt.Conversation``, the prompt) instead of ``prompt_ids`` and the batch is
+            built from lvt's render (see the module docstring).
 
     Returns:
         One metrics dict per step (loss metrics plus ``step``, ``reward_mean``,
@@ -186,12 +196,20 @@ def run_training_demo(
     behav: list[list[float]] = []
     rewards: list[float] = []
     sample_gen = torch.Generator(device=dev).manual_seed(seed) if dev.type != "cpu" else gen
+    trajectories: list[Any] = []
     for s in samples:
         eos = s.get("eos_id", eos_id)
         rfn = s.get("reward_fn", reward_fn)
         if eos is None or rfn is None:
             raise ValueError("each sample needs an eos_id and a reward_fn (argument or key)")
-        prompt = [int(t) for t in s["prompt_ids"]]
+        conv = s.get("conversation") if encoder is not None else None
+        if encoder is not None and conv is None:
+            raise ValueError("with an encoder each sample needs its prompt `conversation`")
+        prompt = (
+            [int(t) for t in encoder.generation_prompt(conv)]
+            if conv is not None
+            else [int(t) for t in s["prompt_ids"]]
+        )
         if not prompt:
             raise ValueError("prompt_ids must be non-empty")
         c, b = sample_completions(
@@ -208,10 +226,22 @@ def run_training_demo(
             comps.append(ci)
             behav.append(bi)
             rewards.append(float(rfn(list(ci))))
+            if conv is not None:
+                from .lvt_batch import single_turn
+
+                truncated = not ci or ci[-1] != int(eos)
+                trajectories.append(single_turn(encoder, conv, ci, reward=rewards[-1],
+                                                truncated=truncated, behavior_logp=bi))
     adv = group_advantages(rewards, group_size)
     first_eos = samples[0].get("eos_id", eos_id)
     pad = int(pad_id if pad_id is not None else first_eos if first_eos is not None else 0)
-    batch = _build_batch(prompts, comps, behav, adv, pad, dev)
+    if encoder is not None:
+        from .lvt_batch import build_batch
+
+        batch = build_batch(encoder, trajectories, on_forged="mask", pad_id=pad, device=dev)
+        batch.advantages = adv.to(dev)
+    else:
+        batch = _build_batch(prompts, comps, behav, adv, pad, dev)
     with torch.no_grad():
         batch.old_logp, _ = causal_lm_logprobs(
             policy, batch.input_ids, batch.attention_mask, chunk_size=cfg.kl_chunk_size
@@ -225,6 +255,8 @@ def run_training_demo(
         "reward_std": float(r.std()) if r.numel() > 1 else 0.0,
         "completion_len_mean": sum(len(c) for c in comps) / len(comps),
     }
+    if batch.forged is not None:
+        extra["forged_frac"] = float(batch.forged.float().mean())
     history: list[dict[str, float]] = []
     for step in tqdm(range(steps), desc="rlvr", disable=not progress, leave=False):
         m = grpo_train_step(

@@ -21,6 +21,11 @@ plus the gradients themselves.
 The gradient is computed eagerly, so :func:`lvt_trainer.loss.rlvr_loss_from_logits` takes
 this path only when a gradient is wanted (``torch.is_grad_enabled()`` and an input requires
 it). One backward pass per forward: the stored gradients are scaled in place.
+
+Numerics are those of :mod:`lvt_trainer.kl`: no autocast inside (fp32 statistics, LM-head
+matmul in the weight's dtype), ``0 * log 0 = 0`` for ``-inf`` logits, exactly zero gradient
+at positions whose loss coefficient is zero (masked tokens, even with NaN logits), fp16
+gradients saturated at the fp16 range.
 """
 
 from __future__ import annotations
@@ -31,7 +36,16 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .kl import _backprop_chunk, _chunk_logits, _chunks, _ref_logp
+from .kl import (
+    _backprop_chunk,
+    _chunk_logits,
+    _chunks,
+    _live_rows,
+    _no_autocast,
+    _ref_logp,
+    _zero_prob_fill,
+    saturate,
+)
 
 __all__ = ["ChunkTail", "FusedRLVR"]
 
@@ -108,59 +122,14 @@ class FusedRLVR(torch.autograd.Function):
             torch.zeros_like(weight, dtype=cdt) if need_weight and weight is not None else None
         )
         total = torch.zeros((), dtype=cdt, device=policy.device)
-        for b in range(bsz):
-            for s, e in _chunks(seq, chunk_size):
-                src = policy[b, s:e]
-                y = targets[b, s:e, None]
-                lp = torch.log_softmax(_chunk_logits(src, weight, cdt), dim=-1)
-                p = lp.exp()
-                lp_y = lp.gather(-1, y).squeeze(-1)
-                ent = kl = ref_lp = None
-                d: Tensor | None = None  # lp - log r
-                if want_kl or want_ref_logp:
-                    assert ref is not None
-                    # smoothing applies to the exact KL's reference distribution only
-                    d = _ref_logp(ref[b, s:e], ref_weight, cdt, smoothing if want_kl else 0.0)
-                    if want_ref_logp:
-                        ref_lp = d.gather(-1, y).squeeze(-1)
-                    if want_kl:
-                        d.sub_(lp).neg_()
-                        kl = torch.linalg.vecdot(p, d)
-                    else:
-                        d = None
-                if want_entropy:
-                    ent = -torch.linalg.vecdot(p, lp)
-                value, g_lp, g_ent, g_kl = _tail_grads(tail, b, s, e, (lp_y, ent, kl, ref_lp))
-                total += value
-                out_lp[b, s:e] = lp_y
-                for out, x in ((out_ent, ent), (out_kl, kl), (out_ref, ref_lp)):
-                    if x is not None:
-                        out[b, s:e] = x
-                if grad_policy is None and grad_weight is None:
-                    continue
-                # dz = p * (g_KL d - g_H lp + c) + onehot(y) g_lp, built in the lp buffer,
-                # with c = -g_lp - g_H H - g_KL KL
-                c = torch.zeros((e - s, 1), dtype=cdt, device=lp.device)
-                if g_ent is not None and ent is not None:
-                    c.sub_((g_ent * ent)[:, None])
-                    dz = lp.mul_(-g_ent[:, None])
-                else:
-                    dz = lp.zero_()
-                if g_kl is not None and kl is not None and d is not None:
-                    c.sub_((g_kl * kl)[:, None])
-                    dz.add_(d.mul_(g_kl[:, None]))
-                del d
-                if g_lp is not None:
-                    c.sub_(g_lp[:, None])
-                dz.add_(c).mul_(p)
-                del p
-                if g_lp is not None:
-                    dz.scatter_add_(-1, y, g_lp[:, None])
-                _backprop_chunk(dz, src, weight, grad_policy, grad_weight, (b, s, e))
-                del dz, lp
+        with _no_autocast(policy.device):
+            _fused_chunks(
+                policy, weight, ref, ref_weight, targets, tail, chunk_size, smoothing,
+                (want_entropy, want_kl, want_ref_logp), stats, total, grad_policy, grad_weight,
+            )
         gw = None
         if grad_weight is not None and weight is not None:
-            gw = grad_weight if grad_weight.dtype == weight.dtype else grad_weight.to(weight.dtype)
+            gw = saturate(grad_weight, weight.dtype).to(weight.dtype)
         ctx.grads = [grad_policy, gw]
         ctx.mark_non_differentiable(*stats)
         return total, out_lp, out_ent, out_kl, out_ref
@@ -183,3 +152,79 @@ class FusedRLVR(torch.autograd.Function):
                 g.mul_(scale.to(g.dtype))
             out.append(g)
         return (out[0], out[1], *([None] * 9))
+
+
+def _fused_chunks(
+    policy: Tensor,
+    weight: Tensor | None,
+    ref: Tensor | None,
+    ref_weight: Tensor | None,
+    targets: Tensor,
+    tail: ChunkTail,
+    chunk_size: int | None,
+    smoothing: float,
+    wants: tuple[bool, bool, bool],
+    stats: list[Tensor],
+    total: Tensor,
+    grad_policy: Tensor | None,
+    grad_weight: Tensor | None,
+) -> None:
+    """The chunk loop of :meth:`FusedRLVR.forward`: fills ``stats``, ``total`` and the
+    gradients in place."""
+    want_entropy, want_kl, want_ref_logp = wants
+    out_lp, out_ent, out_kl, out_ref = stats
+    cdt = out_lp.dtype
+    bsz, seq = policy.shape[0], policy.shape[1]
+    for b in range(bsz):
+        for s, e in _chunks(seq, chunk_size):
+            src = policy[b, s:e]
+            y = targets[b, s:e, None]
+            lp = torch.log_softmax(_chunk_logits(src, weight, cdt), dim=-1)
+            p = lp.exp()
+            lp_y = lp.gather(-1, y).squeeze(-1)
+            zero = _zero_prob_fill(lp, p)
+            ent = kl = ref_lp = None
+            d: Tensor | None = None  # lp - log r
+            if want_kl or want_ref_logp:
+                assert ref is not None
+                # smoothing applies to the exact KL's reference distribution only
+                d = _ref_logp(ref[b, s:e], ref_weight, cdt, smoothing if want_kl else 0.0)
+                if want_ref_logp:
+                    ref_lp = d.gather(-1, y).squeeze(-1)
+                if want_kl:
+                    d.sub_(lp).neg_().masked_fill_(zero, 0.0)
+                    kl = torch.linalg.vecdot(p, d)
+                else:
+                    d = None
+            del zero
+            if want_entropy:
+                ent = -torch.linalg.vecdot(p, lp)
+            value, g_lp, g_ent, g_kl = _tail_grads(tail, b, s, e, (lp_y, ent, kl, ref_lp))
+            total += value
+            out_lp[b, s:e] = lp_y
+            for out, x in ((out_ent, ent), (out_kl, kl), (out_ref, ref_lp)):
+                if x is not None:
+                    out[b, s:e] = x
+            if grad_policy is None and grad_weight is None:
+                continue
+            # dz = p * (g_KL d - g_H lp + c) + onehot(y) g_lp, built in the lp buffer,
+            # with c = -g_lp - g_H H - g_KL KL
+            c = torch.zeros((e - s, 1), dtype=cdt, device=lp.device)
+            if g_ent is not None and ent is not None:
+                c.sub_((g_ent * ent)[:, None])
+                dz = lp.mul_(-g_ent[:, None])
+            else:
+                dz = lp.zero_()
+            if g_kl is not None and kl is not None and d is not None:
+                c.sub_((g_kl * kl)[:, None])
+                dz.add_(d.mul_(g_kl[:, None]))
+            del d
+            if g_lp is not None:
+                c.sub_(g_lp[:, None])
+            dz.add_(c).mul_(p)
+            del p
+            if g_lp is not None:
+                dz.scatter_add_(-1, y, g_lp[:, None])
+            live = _live_rows(g_lp, g_ent, g_kl)
+            _backprop_chunk(dz, src, weight, grad_policy, grad_weight, (b, s, e), live)
+            del dz, lp

@@ -25,7 +25,10 @@ import math
 from typing import Protocol
 
 import torch
+import torch.distributed as dist
 from torch import Tensor, nn
+
+from .errors import TrainerConfigError
 
 __all__ = ["FixedGate", "Gate", "LearnableAlphaGate"]
 
@@ -79,6 +82,11 @@ class LearnableAlphaGate(nn.Module):
         alpha_init, alpha_min, alpha_max: initial value and bounds of ``alpha``.
         lr: controller gain (change of ``alpha`` per unit of clipped log error).
         max_error: clip of the log tracking error per update.
+        group: process group; under data parallelism the controller's statistics are
+            all-reduced so every rank takes the same step (``alpha`` stays identical).
+
+    :func:`lvt_trainer.grpo.grpo_train_step` calls :meth:`update` itself after each
+    optimizer step.
     """
 
     alpha: Tensor
@@ -91,17 +99,19 @@ class LearnableAlphaGate(nn.Module):
         alpha_max: float = 5.0,
         lr: float = 0.5,
         max_error: float = 0.2,
+        group: dist.ProcessGroup | None = None,
     ) -> None:
         super().__init__()
         if not alpha_min <= alpha_init <= alpha_max:
-            raise ValueError("need alpha_min <= alpha_init <= alpha_max")
+            raise TrainerConfigError("need alpha_min <= alpha_init <= alpha_max")
         if target_gated_kl <= 0 or lr <= 0 or max_error <= 0:
-            raise ValueError("target_gated_kl, lr and max_error must be > 0")
+            raise TrainerConfigError("target_gated_kl, lr and max_error must be > 0")
         self.target_gated_kl = float(target_gated_kl)
         self.alpha_min = float(alpha_min)
         self.alpha_max = float(alpha_max)
         self.lr = float(lr)
         self.max_error = float(max_error)
+        self.group = group
         self.register_buffer("alpha", torch.tensor(float(alpha_init), dtype=torch.float64))
 
     def forward(self, advantages: Tensor) -> Tensor:
@@ -114,12 +124,21 @@ class LearnableAlphaGate(nn.Module):
         k = kl.detach().double()
         if a.dim() == 1 and k.dim() == 2:  # per-sample advantages, per-token KL
             a = a[:, None]
-        m = (mask != 0).double()
-        n = m.sum().clamp_min(1.0)
+        keep = mask != 0
+        m = keep.double()
+        zero = torch.zeros((), dtype=torch.float64, device=a.device)
         gamma = torch.sigmoid(self.alpha.to(a.device) * a)
-        gated = float((gamma * k * m).sum() / n)
-        slope = float((gamma * (1 - gamma) * a * k * m).sum() / n)
-        return gated, slope
+        sums = torch.stack([
+            torch.where(keep, gamma * k, zero).sum(),
+            torch.where(keep, gamma * (1 - gamma) * a * k, zero).sum(),
+            m.sum(),
+        ])
+        if dist.is_available() and dist.is_initialized():
+            # every rank must take the same controller step: global means
+            dist.all_reduce(sums, op=dist.ReduceOp.SUM, group=self.group)
+        g_sum, s_sum, n = sums.cpu().tolist()
+        n = max(n, 1.0)
+        return g_sum / n, s_sum / n
 
     def tracking_error(self, advantages: Tensor, kl: Tensor, mask: Tensor) -> float:
         """``log(mean gated KL / target)`` (the quantity the controller drives to 0)."""

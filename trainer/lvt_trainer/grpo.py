@@ -9,18 +9,20 @@ of token ``input_ids[b, t]`` given the tokens before it (``logp[:, 0] = 0``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 from torch import Tensor, nn
 
+from .errors import TrainerShapeError, check_shape
 from .gate import FixedGate, Gate
-from .kl import token_stats
+from .kl import sampled_kl, token_stats
 from .loss import RLVRLossConfig, rlvr_loss_from_logits
 
 __all__ = [
     "RolloutBatch",
     "broadcast_advantages",
+    "causal_lm_forward",
     "causal_lm_logprobs",
     "group_advantages",
     "grpo_train_step",
@@ -68,14 +70,27 @@ def broadcast_advantages(advantages: Tensor, loss_mask: Tensor) -> Tensor:
 class RolloutBatch:
     """A padded batch of rollouts (see the module docstring for the alignment).
 
+    Every per-token tensor is laid out like ``input_ids``: index ``t`` refers to the token
+    ``input_ids[b, t]`` (its log-prob, its advantage, whether it is learned).
+
     Attributes:
-        input_ids: ``(B, T)`` int64 prompt + response ids, right padded.
+        input_ids: ``(B, T)`` int64 prompt + response ids (in the model's vocabulary),
+            right padded.
         attention_mask: ``(B, T)`` 1 on real tokens.
         loss_mask: ``(B, T)`` 1 on response tokens to learn.
-        advantages: ``(B,)`` per-sample advantages.
+        advantages: ``(B,)`` per-sample or ``(B, T)`` per-token advantages (``input_ids``
+            layout; column 0 is never learned).
         behavior_logp: ``(B, T)`` inference-time log-probs (for TIS), or ``None``.
         old_logp: ``(B, T)`` trainer log-probs under the policy that produced the batch,
             or ``None`` for a purely on-policy step.
+        rewards: ``(B,)`` terminal (verifiable) rewards, or ``None``.
+        token_rewards: ``(B, T)`` optional per-token rewards (added to the terminal one).
+        truncated: ``(B,)`` bool, rollouts cut at the length limit (no end of turn).
+        owner: ``(B, T)`` the lvt owner of each token (message index), ``-1`` on padding.
+        render_ids: ``(B, T)`` lvt's render (tokenizer ids) when ``input_ids`` went through
+            an id map (:class:`lvt_trainer.vocab.IdMap`), else ``None``.
+        forged: ``(B,)`` bool, rollouts kept without loss tokens because they contained a
+            control id (:func:`lvt_trainer.lvt_batch.build_batch` with ``on_forged="mask"``).
     """
 
     input_ids: Tensor
@@ -84,21 +99,39 @@ class RolloutBatch:
     advantages: Tensor
     behavior_logp: Tensor | None = None
     old_logp: Tensor | None = None
+    rewards: Tensor | None = None
+    token_rewards: Tensor | None = None
+    truncated: Tensor | None = None
+    owner: Tensor | None = None
+    render_ids: Tensor | None = None
+    forged: Tensor | None = None
 
     def to(self, device: torch.device | str) -> RolloutBatch:
         """A copy with every tensor moved to ``device``."""
+        moved = {
+            f.name: (None if (x := getattr(self, f.name)) is None else x.to(device))
+            for f in fields(self)
+        }
+        return RolloutBatch(**moved)
 
-        def mv(x: Tensor | None) -> Tensor | None:
-            return None if x is None else x.to(device)
-
-        return RolloutBatch(
-            self.input_ids.to(device),
-            self.attention_mask.to(device),
-            self.loss_mask.to(device),
-            self.advantages.to(device),
-            mv(self.behavior_logp),
-            mv(self.old_logp),
-        )
+    def check(self) -> None:
+        """Raise :class:`~lvt_trainer.errors.TrainerShapeError` unless every tensor has
+        the layout documented above."""
+        bsz, seq = self.input_ids.shape
+        ids_like = [(bsz, seq)]
+        for name in ("attention_mask", "loss_mask", "behavior_logp", "old_logp",
+                     "token_rewards", "owner", "render_ids"):
+            check_shape(name, getattr(self, name), ids_like, "(B, T) like input_ids")
+        for name in ("rewards", "truncated", "forged"):
+            check_shape(name, getattr(self, name), [(bsz,)], "(B,)")
+        adv = self.advantages
+        if adv.dim() == 2 and tuple(adv.shape) == (bsz, seq - 1):
+            raise TrainerShapeError(
+                f"advantages: per-token advantages are laid out like input_ids {(bsz, seq)}; "
+                f"got {tuple(adv.shape)} (the shifted target layout): prepend a zero column"
+            )
+        check_shape("advantages", adv, [(bsz,), (bsz, seq)],
+                    "(B,) per sequence or (B, T) per token like input_ids")
 
 
 def _hidden_and_head(
@@ -156,6 +189,30 @@ def causal_lm_logprobs(
     return lp, ent
 
 
+@torch.no_grad()
+def causal_lm_forward(
+    model: nn.Module,
+    input_ids: Tensor,
+    attention_mask: Tensor,
+    *,
+    chunk_size: int | None = 512,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """No-grad pass: ``(logp, entropy, hidden)`` aligned with ``input_ids``.
+
+    ``logp``/``entropy`` as in :func:`causal_lm_logprobs` (``(B, T)`` fp32, column 0 is
+    0); ``hidden`` is the final hidden state ``(B, T, H)`` at every position (what a value
+    head on the policy reads), or the logits for models without a plain LM head.
+    """
+    src, weight = _hidden_and_head(model, input_ids, attention_mask)
+    lp, ent, _ = token_stats(
+        src[:, :-1], input_ids[:, 1:], None, weight=weight, chunk_size=chunk_size,
+        compute_entropy=True,
+    )
+    assert lp is not None and ent is not None
+    pad = torch.nn.functional.pad
+    return pad(lp, (1, 0)), pad(ent, (1, 0)), src.detach()
+
+
 def grpo_train_step(
     policy: nn.Module,
     reference: nn.Module | None,
@@ -177,7 +234,15 @@ def grpo_train_step(
     states and LM-head weights (full ``(B, T, V)`` logits are never built for plain
     heads), the loss, backward, gradient clipping and ``optimizer.step()``. Behaviour and
     old log-probs come from the batch. ``reference=None`` disables the KL term.
+
+    ``batch.advantages`` is ``(B,)`` (per sequence) or ``(B, T)`` per token in the
+    ``input_ids`` layout (see :class:`RolloutBatch`); other layouts raise
+    :class:`~lvt_trainer.errors.TrainerShapeError`. When ``gate`` has an ``update`` method
+    (:class:`~lvt_trainer.gate.LearnableAlphaGate`) its controller is stepped after the
+    optimizer step with this batch's per-token KL (exact, or the sampled estimator of
+    ``config.kl_mode``); metrics then carry the new ``alpha``.
     """
+    batch.check()
     policy.train()
     optimizer.zero_grad(set_to_none=True)
     ids, am = batch.input_ids, batch.attention_mask
@@ -197,11 +262,14 @@ def grpo_train_step(
     def shift(x: Tensor | None) -> Tensor | None:
         return None if x is None else x[:, 1:]
 
+    adv = batch.advantages if batch.advantages.dim() == 1 else batch.advantages[:, 1:]
+    mask = batch.loss_mask[:, 1:]
+    stats: dict[str, Tensor | None] = {}
     loss, metrics = rlvr_loss_from_logits(
         src[:, :-1],
         ids[:, 1:],
-        batch.advantages,
-        batch.loss_mask[:, 1:],
+        adv,
+        mask,
         ref_logits=None if ref_src is None else ref_src[:, :-1],
         weight=weight,
         ref_weight=ref_weight,
@@ -214,11 +282,43 @@ def grpo_train_step(
         config=config,
         global_token_count=global_token_count,
         global_seq_count=global_seq_count,
+        stats_out=stats,
     )
     loss.backward()
     if max_grad_norm is not None:
         gn = torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
-        metrics["grad_norm"] = float(gn)
+        metrics["grad_norm"] = metrics["actor/grad_norm"] = float(gn)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
-    return metrics
+    _update_gate(gate, adv, mask, stats, config)
+    return metrics | _gate_metrics(gate)
+
+
+def _update_gate(
+    gate: Gate | None,
+    adv: Tensor,
+    mask: Tensor,
+    stats: dict[str, Tensor | None],
+    config: RLVRLossConfig,
+) -> None:
+    """Step a learnable gate's controller with the batch's per-token KL."""
+    update = getattr(gate, "update", None)
+    if update is None or not callable(update):
+        return
+    kl = stats.get("kl")
+    if kl is None and config.kl_mode in ("k1", "k2", "k3"):
+        lp, ref = stats.get("logp"), stats.get("ref_logp")
+        if lp is not None and ref is not None:
+            kl = sampled_kl(lp, ref, config.kl_mode, log_ratio_bound=config.log_ratio_bound)
+    if kl is None:
+        return
+    keep = mask != 0
+    kl = torch.where(keep, kl, torch.zeros((), dtype=kl.dtype, device=kl.device))
+    update(adv.detach(), kl.detach(), mask)
+
+
+def _gate_metrics(gate: Gate | None) -> dict[str, float]:
+    alpha = getattr(gate, "alpha", None)
+    if alpha is None:
+        return {}
+    return {"alpha": float(alpha)}

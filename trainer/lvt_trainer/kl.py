@@ -23,6 +23,23 @@ buffers. Values and gradients equal the unchunked computation up to float roundi
 The reference distribution never receives gradients. It can be smoothed,
 ``log r = log((1 - eps) * softmax(ref_logits) + eps / V)``, which keeps the KL finite
 where the reference assigns (numerically) zero mass.
+
+Deviation from the method, on purpose: the article smooths the reference *logits*,
+``z' = z + eps * (z - mean(z))``. Because softmax ignores a constant shift, that is
+``softmax((1 + eps) * z)``: a temperature change that *sharpens* the reference for
+``eps > 0`` and never lifts a zero-mass token, so it cannot keep the KL finite. The
+mixture with the uniform distribution used here does (``log r >= log(eps / V)``), is exact
+at ``eps = 0``, and is what ``ref_smoothing`` means everywhere in ``lvt_trainer``.
+
+Numerics (every path, including :mod:`lvt_trainer.fused`):
+
+* autocast is switched off inside: the LM-head matmul runs in the weight's dtype and
+  softmax, entropy, KL and their gradients in fp32 even under ``torch.autocast``;
+* ``-inf`` logits (a masked vocabulary) follow ``0 * log 0 = 0``: a token with zero
+  probability adds nothing to the entropy or the KL and gets zero gradient;
+* a position whose incoming gradient is zero (a masked token) gets exactly zero gradient,
+  even when its logits or hidden states are NaN;
+* gradients written into fp16 tensors saturate at the fp16 range instead of overflowing.
 """
 
 from __future__ import annotations
@@ -40,7 +57,9 @@ __all__ = [
     "exact_kl",
     "naive_token_stats",
     "sampled_kl",
+    "saturate",
     "smoothed_log_softmax",
+    "to_compute",
     "token_logprobs_entropy",
     "token_stats",
 ]
@@ -73,6 +92,50 @@ def smoothed_log_softmax(logits: Tensor, eps: float = 0.0) -> Tensor:
     return torch.logaddexp(logp, floor)
 
 
+def _no_autocast(device: torch.device) -> Any:
+    """A context that disables autocast on ``device`` (fp32 statistics inside autocast)."""
+    return torch.autocast(device_type=device.type, enabled=False)
+
+
+def saturate(x: Tensor, dtype: torch.dtype) -> Tensor:
+    """``x`` clamped to the finite range of ``dtype`` when that is fp16 (else ``x``): a
+    gradient cast to fp16 saturates at +-65504 instead of overflowing to inf."""
+    if dtype == torch.float16 and x.dtype != torch.float16:
+        m = torch.finfo(torch.float16).max
+        return x.clamp(-m, m)
+    return x
+
+
+class _SaturatingCast(torch.autograd.Function):
+    """``x.to(dtype)`` whose backward saturates the gradient at the source dtype's range."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dtype: torch.dtype) -> Tensor:  # type: ignore[override]
+        ctx.src = x.dtype
+        return x.to(dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
+        return saturate(g, ctx.src).to(ctx.src), None
+
+
+def to_compute(x: Tensor, dtype: torch.dtype) -> Tensor:
+    """``x`` in the compute dtype; the gradient flowing back into an fp16 ``x`` saturates
+    at +-65504 instead of overflowing (see :func:`saturate`)."""
+    if x.dtype == dtype:
+        return x
+    if x.dtype == torch.float16 and x.requires_grad and torch.is_grad_enabled():
+        return _SaturatingCast.apply(x, dtype)
+    return x.to(dtype)
+
+
+def _zero_prob_fill(lp: Tensor, p: Tensor) -> Tensor:
+    """Where ``p == 0`` set ``lp`` to 0 in place (``0 * log 0 = 0``); returns the mask."""
+    zero = p == 0
+    lp.masked_fill_(zero, 0.0)
+    return zero
+
+
 def _chunk_logits(src: Tensor, weight: Tensor | None, cdt: torch.dtype) -> Tensor:
     """Logits of one chunk in the compute dtype: ``src`` itself, or ``src @ weight.T``."""
     if weight is None:
@@ -95,23 +158,40 @@ def _backprop_chunk(
     grad_policy: Tensor | None,
     grad_weight: Tensor | None,
     where: tuple[int, int, int],
+    live: Tensor | None = None,
 ) -> None:
     """Turn one chunk's logit gradient ``dz`` into input gradients, in place.
 
     Logits input: ``dz`` is the gradient of ``policy[b, s:e]``. Hidden-state input
     (``weight`` given): ``dz @ weight`` for the hidden states and ``dz.T @ src`` accumulated
-    into the head's gradient, with the matmuls in the weight's dtype.
+    into the head's gradient, with the matmuls in the weight's dtype. Rows where ``live``
+    is false get exactly zero gradient and their ``src`` (possibly NaN) is not read.
     """
     b, s, e = where
+    if live is not None:
+        dz.masked_fill_(~live[:, None], 0.0)
     if weight is None:
         if grad_policy is not None:
-            grad_policy[b, s:e] = dz
+            grad_policy[b, s:e] = saturate(dz, grad_policy.dtype)
         return
-    dzw = dz.to(weight.dtype)
+    dzw = saturate(dz, weight.dtype).to(weight.dtype)
     if grad_policy is not None:
-        grad_policy[b, s:e] = dzw @ weight
+        grad_policy[b, s:e] = saturate(dzw @ weight, grad_policy.dtype)
     if grad_weight is not None:
-        grad_weight.add_(dzw.t() @ src.to(weight.dtype))
+        x = src.to(weight.dtype)
+        if live is not None:
+            x = torch.where(live[:, None], x, torch.zeros((), dtype=x.dtype, device=x.device))
+        grad_weight.add_(dzw.t() @ x)
+
+
+def _live_rows(*grads: Tensor | None) -> Tensor | None:
+    """Positions with a nonzero incoming gradient in any of ``grads`` (``None``: all)."""
+    live: Tensor | None = None
+    for g in grads:
+        if g is not None:
+            nz = g != 0
+            live = nz if live is None else live | nz
+    return live
 
 
 class ChunkedTokenStats(torch.autograd.Function):
@@ -156,7 +236,7 @@ class ChunkedTokenStats(torch.autograd.Function):
         out_lp = policy.new_zeros((bsz, seq), dtype=cdt)
         out_ent = policy.new_zeros((bsz, seq), dtype=cdt)
         out_kl = policy.new_zeros((bsz, seq), dtype=cdt)
-        with torch.no_grad():
+        with torch.no_grad(), _no_autocast(policy.device):
             for b in range(bsz):
                 for s, e in _chunks(seq, chunk_size):
                     # at most three (chunk, V) buffers live at once: lp, p, d
@@ -166,15 +246,16 @@ class ChunkedTokenStats(torch.autograd.Function):
                         out_lp[b, s:e] = lp.gather(-1, targets[b, s:e, None]).squeeze(-1)
                     if want_entropy or want_kl:
                         p = lp.exp()
+                        zero = _zero_prob_fill(lp, p)
                         if want_kl:
                             assert ref is not None
                             d = _ref_logp(ref[b, s:e], ref_weight, cdt, smoothing)
-                            d.sub_(lp).neg_()  # d = lp - log r, in place
+                            d.sub_(lp).neg_().masked_fill_(zero, 0.0)  # d = lp - log r
                             out_kl[b, s:e] = d.mul_(p).sum(-1)
                             del d
                         if want_entropy:
                             out_ent[b, s:e] = -lp.mul_(p).sum(-1)  # lp is not needed after
-                        del p
+                        del p, zero
                     del lp
         ctx.save_for_backward(policy, weight, ref, ref_weight, targets, out_ent, out_kl)
         ctx.cfg = (chunk_size, smoothing, want_logp, want_entropy, want_kl, cdt)
@@ -185,7 +266,7 @@ class ChunkedTokenStats(torch.autograd.Function):
         ctx: Any, g_lp: Tensor | None, g_ent: Tensor | None, g_kl: Tensor | None
     ) -> tuple[Tensor | None, ...]:
         policy, weight, ref, ref_weight, targets, ent, kl = ctx.saved_tensors
-        chunk_size, smoothing, want_logp, want_entropy, want_kl, cdt = ctx.cfg
+        _, _, want_logp, want_entropy, want_kl, cdt = ctx.cfg
         use_lp = want_logp and g_lp is not None
         use_ent = want_entropy and g_ent is not None
         use_kl = want_kl and g_kl is not None
@@ -199,43 +280,80 @@ class ChunkedTokenStats(torch.autograd.Function):
         # every chunk is written below, so no zero fill is needed
         grad_policy = torch.empty_like(policy) if need_policy else None
         grad_weight = torch.zeros_like(weight, dtype=cdt) if need_weight else None
-        bsz, seq = policy.shape[0], policy.shape[1]
-        for b in range(bsz):
-            for s, e in _chunks(seq, chunk_size):
-                src = policy[b, s:e]
-                # gz = p * (-g_H * lp + g_KL * (lp - log r) + c) + onehot(y) * g_lp with
-                # c = -g_lp - g_H * H - g_KL * KL; built in place in the lp buffer.
-                lp = torch.log_softmax(_chunk_logits(src, weight, cdt), dim=-1)
-                p = lp.exp()
-                c = torch.zeros((e - s, 1), dtype=cdt, device=lp.device)
-                d: Tensor | None = None
-                if use_kl:
-                    gk = g_kl[b, s:e, None].to(cdt)
-                    c.sub_(gk * kl[b, s:e, None])
-                    d = _ref_logp(ref[b, s:e], ref_weight, cdt, smoothing)
-                    d.sub_(lp).neg_()  # lp - log r
-                    d.mul_(gk)
-                if use_ent:
-                    gh = g_ent[b, s:e, None].to(cdt)
-                    c.sub_(gh * ent[b, s:e, None])
-                    gz = lp.mul_(-gh)
-                else:
-                    gz = lp.zero_()
-                del lp
-                if d is not None:
-                    gz.add_(d)
-                    del d
-                if use_lp:
-                    gl = g_lp[b, s:e, None].to(cdt)
-                    c.sub_(gl)
-                gz.add_(c).mul_(p)
-                del p
-                if use_lp:
-                    gz.scatter_add_(-1, targets[b, s:e, None], gl)
-                _backprop_chunk(gz, src, weight, grad_policy, grad_weight, (b, s, e))
-                del gz
-        gw = grad_weight.to(weight.dtype) if grad_weight is not None else None
+        live_all = _live_rows(
+            g_lp if use_lp else None, g_ent if use_ent else None, g_kl if use_kl else None
+        )
+        with _no_autocast(policy.device):
+            _backward_chunks(
+                ctx, policy, weight, ref, ref_weight, targets, ent, kl, (g_lp, g_ent, g_kl),
+                (use_lp, use_ent, use_kl), live_all, grad_policy, grad_weight,
+            )
+        gw = None
+        if grad_weight is not None:
+            gw = saturate(grad_weight, weight.dtype).to(weight.dtype)
         return (grad_policy, gw, *([None] * 9))
+
+
+def _backward_chunks(
+    ctx: Any,
+    policy: Tensor,
+    weight: Tensor | None,
+    ref: Tensor | None,
+    ref_weight: Tensor | None,
+    targets: Tensor | None,
+    ent: Tensor,
+    kl: Tensor,
+    grads: tuple[Tensor | None, Tensor | None, Tensor | None],
+    uses: tuple[bool, bool, bool],
+    live_all: Tensor | None,
+    grad_policy: Tensor | None,
+    grad_weight: Tensor | None,
+) -> None:
+    """The chunk loop of :meth:`ChunkedTokenStats.backward` (autocast already off)."""
+    chunk_size, smoothing, _, _, _, cdt = ctx.cfg
+    g_lp, g_ent, g_kl = grads
+    use_lp, use_ent, use_kl = uses
+    bsz, seq = policy.shape[0], policy.shape[1]
+    for b in range(bsz):
+        for s, e in _chunks(seq, chunk_size):
+            src = policy[b, s:e]
+            # gz = p * (-g_H * lp + g_KL * (lp - log r) + c) + onehot(y) * g_lp with
+            # c = -g_lp - g_H * H - g_KL * KL; built in place in the lp buffer.
+            lp = torch.log_softmax(_chunk_logits(src, weight, cdt), dim=-1)
+            p = lp.exp()
+            zero = _zero_prob_fill(lp, p)
+            c = torch.zeros((e - s, 1), dtype=cdt, device=lp.device)
+            d: Tensor | None = None
+            if use_kl:
+                assert g_kl is not None
+                gk = g_kl[b, s:e, None].to(cdt)
+                c.sub_(gk * kl[b, s:e, None])
+                d = _ref_logp(ref[b, s:e], ref_weight, cdt, smoothing)
+                d.sub_(lp).neg_().masked_fill_(zero, 0.0)  # lp - log r
+                d.mul_(gk)
+            del zero
+            if use_ent:
+                assert g_ent is not None
+                gh = g_ent[b, s:e, None].to(cdt)
+                c.sub_(gh * ent[b, s:e, None])
+                gz = lp.mul_(-gh)
+            else:
+                gz = lp.zero_()
+            del lp
+            if d is not None:
+                gz.add_(d)
+                del d
+            if use_lp:
+                assert g_lp is not None and targets is not None
+                gl = g_lp[b, s:e, None].to(cdt)
+                c.sub_(gl)
+            gz.add_(c).mul_(p)
+            del p
+            if use_lp:
+                gz.scatter_add_(-1, targets[b, s:e, None], gl)
+            live = None if live_all is None else live_all[b, s:e]
+            _backprop_chunk(gz, src, weight, grad_policy, grad_weight, (b, s, e), live)
+            del gz
 
 
 def _ref_logp(src: Tensor, weight: Tensor | None, cdt: torch.dtype, eps: float) -> Tensor:

@@ -35,26 +35,36 @@ KL term: ``gamma_t = gate(A_t)`` (default ``sigmoid(1.0 * A_t)``, never differen
 (``kl_mode="exact"``, computed from logits by :mod:`lvt_trainer.kl`, gradient through the
 policy logits) or a sampled-token estimator ``k1``/``k2``/``k3`` of ``logp_new`` against
 ``ref_logp`` (gradient through ``logp_new``).
+
+Inputs are validated (``config.validate_inputs``): shapes (the error names the argument,
+the layout and both shapes), finiteness wherever the loss mask is 1 (masked positions may
+hold NaN/inf/padding and get exactly zero gradient), ``beta >= 0``; the config validates its
+own ranges (:class:`lvt_trainer.config.RLVRLossConfig`). Errors are the typed ones of
+:mod:`lvt_trainer.errors`. verl/TRL spellings are accepted: ``response_mask=`` for
+``loss_mask``, ``old_log_probs=`` for ``logp_old``, ``loss_agg_mode`` names in the config.
+Metrics are global over data-parallel ranks (:mod:`lvt_trainer.metrics`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 import torch
 from torch import Tensor
 
+from .config import ClipMode, KLMode, RLVRLossConfig
+from .errors import TrainerConfigError, check_finite
 from .fused import FusedRLVR
 from .gate import FixedGate, Gate
-from .kl import DEFAULT_LOG_RATIO_BOUND, sampled_kl, token_stats
-from .normalize import (
-    GradReduction,
-    NormMode,
-    normalize_loss,
-)
+from .inputs import alias as _alias
+from .inputs import validate_logits_inputs, validate_terms
+from .kl import token_stats
+from .metrics import loss_metrics
 from .normalize import global_sequence_count as _count_seqs
 from .normalize import global_token_count as _count_tokens
+from .normalize import normalize_loss
+from .terms import TokenTerms, token_terms
+from .terms import expand_advantages as _expand_advantages
+from .terms import gate_values as _gamma
+from .terms import masked as _masked
 
 __all__ = [
     "ClipMode",
@@ -66,162 +76,11 @@ __all__ = [
     "token_terms",
 ]
 
-ClipMode = Literal["proximal", "ppo", "none"]
-KLMode = Literal["exact", "k1", "k2", "k3", "none"]
-
-
-@dataclass(frozen=True)
-class RLVRLossConfig:
-    """Static settings of the RLVR loss (``beta``, the gate and smoothing are per call).
-
-    Attributes:
-        clip_mode: ``"proximal"`` (default), ``"ppo"`` or ``"none"``.
-        proximal_cap: ``C`` of proximal clipping (applied to ``A < 0`` tokens only).
-        ppo_eps_low, ppo_eps_high: PPO ratio clip range ``[1 - low, 1 + high]``.
-        tis_cap: truncated-IS cap against behaviour log-probs; ``None`` disables TIS.
-        log_ratio_bound: clamp of every log-probability difference before ``exp``.
-        kl_mode: ``"exact"``, ``"k1"``, ``"k2"``, ``"k3"`` or ``"none"``.
-        kl_chunk_size: sequence chunk for the logits-based computations.
-        entropy_coef: optional entropy bonus (0 disables it).
-        normalization: see :mod:`lvt_trainer.normalize`.
-        grad_reduction: how data-parallel gradients are combined (``"mean"`` for DDP).
-    """
-
-    clip_mode: ClipMode = "proximal"
-    proximal_cap: float = 5.0
-    ppo_eps_low: float = 0.2
-    ppo_eps_high: float = 0.2
-    tis_cap: float | None = None
-    log_ratio_bound: float = DEFAULT_LOG_RATIO_BOUND
-    kl_mode: KLMode = "exact"
-    kl_chunk_size: int | None = 512
-    entropy_coef: float = 0.0
-    normalization: NormMode = "token_mean"
-    grad_reduction: GradReduction = "mean"
-
-
-def _masked(x: Tensor, keep: Tensor) -> Tensor:
-    """``x`` where ``keep`` else 0; the gradient at dropped positions is exactly zero."""
-    return torch.where(keep, x, torch.zeros((), dtype=x.dtype, device=x.device))
-
-
-@dataclass(frozen=True)
-class TokenTerms:
-    """Per-token pieces of the loss (every tensor has the shape of ``logp_new``).
-
-    ``per_token`` is what :func:`lvt_trainer.normalize.normalize_loss` reduces; the rest
-    feed the metrics. ``kl`` / ``kl_part`` / ``entropy`` are ``None`` when absent.
-    """
-
-    per_token: Tensor
-    policy: Tensor
-    weight: Tensor
-    clipped: Tensor
-    tis: Tensor
-    tis_clipped: Tensor
-    kl: Tensor | None
-    kl_part: Tensor | None
-    entropy: Tensor | None
-
-
-def _expand_advantages(advantages: Tensor, keep: Tensor, cdt: torch.dtype) -> Tensor:
-    adv = advantages.detach().to(device=keep.device, dtype=cdt)
-    if adv.dim() == 1:
-        adv = adv[:, None].expand(keep.shape)
-    return _masked(adv, keep)
-
-
-def _gamma(gate: Gate | None, adv: Tensor) -> Tensor:
-    if gate is None:
-        return torch.ones_like(adv)
-    return gate(adv).detach().to(device=adv.device, dtype=adv.dtype)
-
-
-def token_terms(
-    logp_new: Tensor,
-    adv: Tensor,
-    keep: Tensor,
-    gamma: Tensor,
-    *,
-    logp_old: Tensor | None,
-    logp_behavior: Tensor | None,
-    kl: Tensor | None,
-    ref_logp: Tensor | None,
-    entropy: Tensor | None,
-    beta: float,
-    config: RLVRLossConfig,
-) -> TokenTerms:
-    """The per-token loss ``policy_t + beta gamma_t KL_t - entropy_coef H_t`` and its parts.
-
-    Elementwise in every argument (any common shape), so it applies to a whole batch or to
-    one chunk of a sequence. ``adv`` is already expanded to that shape and masked, ``gamma``
-    is the detached gate value; everything else is as in :func:`rlvr_loss`.
-    """
-    cfg = config
-    cdt = adv.dtype
-    bound = float(cfg.log_ratio_bound)
-    lp = _masked(logp_new.to(cdt), keep)
-    old = lp.detach() if logp_old is None else _masked(logp_old.detach().to(cdt), keep)
-    log_ratio = (lp - old).clamp(-bound, bound)
-    w = torch.exp(log_ratio.detach())
-
-    if cfg.tis_cap is not None and logp_behavior is not None:
-        beh = _masked(logp_behavior.detach().to(cdt), keep)
-        rho = torch.exp((old - beh).clamp(-bound, bound))
-        tis = rho.clamp(max=float(cfg.tis_cap))
-        tis_clipped = rho > float(cfg.tis_cap)
-    else:
-        tis = torch.ones_like(w)
-        tis_clipped = torch.zeros_like(keep)
-
-    if cfg.clip_mode in ("proximal", "none"):
-        if cfg.clip_mode == "proximal":
-            clipped = (w > cfg.proximal_cap) & (adv < 0)
-            w_eff = torch.where(clipped, torch.full_like(w, float(cfg.proximal_cap)), w)
-        else:
-            clipped = torch.zeros_like(keep)
-            w_eff = w
-        policy_tok = -(w_eff * tis * adv) * torch.exp(lp - lp.detach())
-    elif cfg.clip_mode == "ppo":
-        ratio = torch.exp(log_ratio)
-        lo, hi = 1.0 - float(cfg.ppo_eps_low), 1.0 + float(cfg.ppo_eps_high)
-        surr1 = ratio * adv
-        surr2 = ratio.clamp(lo, hi) * adv
-        policy_tok = -tis * torch.minimum(surr1, surr2)
-        clipped = torch.where(adv > 0, w > hi, torch.where(adv < 0, w < lo, False))
-    else:
-        raise ValueError(f"unknown clip_mode {cfg.clip_mode!r}")
-
-    kl_tok: Tensor | None = None
-    if cfg.kl_mode == "exact":
-        if kl is not None:
-            kl_tok = _masked(kl.to(cdt), keep)
-        elif beta != 0.0:
-            raise ValueError("kl_mode='exact' with beta != 0 needs the per-token `kl`")
-    elif cfg.kl_mode in ("k1", "k2", "k3"):
-        if ref_logp is not None:
-            ref = _masked(ref_logp.detach().to(cdt), keep)
-            kl_tok = sampled_kl(lp, ref, cfg.kl_mode, log_ratio_bound=bound)
-        elif beta != 0.0:
-            raise ValueError(f"kl_mode={cfg.kl_mode!r} with beta != 0 needs `ref_logp`")
-    elif cfg.kl_mode != "none":
-        raise ValueError(f"unknown kl_mode {cfg.kl_mode!r}")
-
-    per_token = policy_tok
-    kl_part: Tensor | None = None
-    if kl_tok is not None and beta != 0.0:
-        kl_part = float(beta) * gamma * kl_tok
-        per_token = per_token + kl_part
-    ent_tok = None if entropy is None else _masked(entropy.to(cdt), keep)
-    if ent_tok is not None and cfg.entropy_coef != 0.0:
-        per_token = per_token - float(cfg.entropy_coef) * ent_tok
-    return TokenTerms(per_token, policy_tok, w, clipped, tis, tis_clipped, kl_tok, kl_part, ent_tok)
-
 
 def rlvr_loss(
     logp_new: Tensor,
-    advantages: Tensor,
-    loss_mask: Tensor,
+    advantages: Tensor | None = None,
+    loss_mask: Tensor | None = None,
     *,
     logp_old: Tensor | None = None,
     logp_behavior: Tensor | None = None,
@@ -230,10 +89,12 @@ def rlvr_loss(
     entropy: Tensor | None = None,
     beta: float = 0.0,
     gate: Gate | None = FixedGate(1.0),  # noqa: B008 - immutable in practice
-    config: RLVRLossConfig = RLVRLossConfig(),
+    config: RLVRLossConfig = RLVRLossConfig(),  # noqa: B008 - frozen dataclass
     global_token_count: Tensor | float | None = None,
     global_seq_count: Tensor | float | None = None,
     group: torch.distributed.ProcessGroup | None = None,
+    response_mask: Tensor | None = None,
+    old_log_probs: Tensor | None = None,
 ) -> tuple[Tensor, dict[str, float]]:
     """Token-wise RLVR loss from per-token log-probs (see the module docstring).
 
@@ -241,35 +102,74 @@ def rlvr_loss(
         logp_new: ``(B, T)`` log-probs of the taken tokens under the current policy (with
             gradient; any float dtype).
         advantages: ``(B,)`` per-sample or ``(B, T)`` per-token advantages.
-        loss_mask: ``(B, T)`` 0/1 mask, 1 on the tokens to learn.
-        logp_old: ``(B, T)`` proximal-policy log-probs (``None``: on-policy).
+        loss_mask: ``(B, T)`` 0/1 mask, 1 on the tokens to learn (alias ``response_mask``).
+        logp_old: ``(B, T)`` proximal-policy log-probs (``None``: on-policy; alias
+            ``old_log_probs``).
         logp_behavior: ``(B, T)`` inference-engine log-probs, used when ``tis_cap`` is set.
         kl: ``(B, T)`` exact per-token KL (for ``kl_mode="exact"``), e.g. from
             :func:`lvt_trainer.kl.token_stats`; gradients flow through it.
         ref_logp: ``(B, T)`` reference log-probs of the taken tokens (sampled estimators).
         entropy: ``(B, T)`` policy entropy (metrics, and the loss if ``entropy_coef``).
-        beta: KL coefficient for this step (from a schedule).
+        beta: KL coefficient for this step (from a schedule); ``>= 0``.
         gate: maps advantages to ``gamma``; ``None`` means ``gamma = 1``.
         config: static settings.
         global_token_count / global_seq_count: counts over the whole optimizer step on all
             ranks (see :mod:`lvt_trainer.normalize`); ``None`` computes them from this batch
             (all-reduced when ``torch.distributed`` is initialised).
-        group: process group for those all-reduces.
+        group: process group for those all-reduces (and the metrics').
 
     Returns:
-        ``(loss, metrics)``. Metrics are Python floats computed from detached tensors, as
-        means over this batch's unmasked tokens (rank-local): ``loss``, ``policy_loss``,
-        ``kl_loss``, ``weight_mean``, ``weight_max``, ``clip_frac``, ``clip_frac_pos_adv``,
+        ``(loss, metrics)``. Metrics are Python floats, means over the unmasked tokens of
+        the whole step (all-reduced over data-parallel ranks, see
+        :mod:`lvt_trainer.metrics`): ``loss``, ``policy_loss``, ``kl_loss``,
+        ``weight_mean``, ``weight_max``, ``clip_frac``, ``clip_frac_pos_adv``,
         ``clip_frac_neg_adv``, ``tis_mean``, ``tis_clip_frac``, ``kl_mean``,
-        ``gated_kl_mean``, ``gate_mean``, ``entropy_mean`` (if given), ``beta``,
-        ``num_tokens``.
+        ``gated_kl_mean``, ``gate_mean``, ``ppo_kl`` (``mean(logp_old - logp_new)``),
+        ``advantage_mean``, ``entropy_mean`` (if given), ``beta``, ``num_tokens``, and the
+        verl names ``actor/pg_loss``, ``actor/pg_clipfrac``, ``actor/ppo_kl``,
+        ``actor/entropy``, ``actor/kl_loss``, ``actor/kl_coef``.
+
+    Raises:
+        TrainerShapeError, NonFiniteInputError, TrainerConfigError: invalid inputs.
     """
-    if logp_new.dim() != 2 or loss_mask.shape != logp_new.shape:
-        raise ValueError("logp_new and loss_mask must both be (B, T)")
+    loss_mask = _alias("loss_mask", loss_mask, "response_mask", response_mask)
+    logp_old = _alias("logp_old", logp_old, "old_log_probs", old_log_probs)
+    if advantages is None or loss_mask is None:
+        raise TrainerConfigError("rlvr_loss needs advantages and loss_mask (or response_mask)")
+    return _rlvr_loss(
+        logp_new, advantages, loss_mask, logp_old=logp_old, logp_behavior=logp_behavior,
+        kl=kl, ref_logp=ref_logp, entropy=entropy, beta=beta, gate=gate, config=config,
+        global_token_count=global_token_count, global_seq_count=global_seq_count,
+        group=group, validate=True, loss_value=None,
+    )
+
+
+def _rlvr_loss(
+    logp_new: Tensor,
+    advantages: Tensor,
+    loss_mask: Tensor,
+    *,
+    logp_old: Tensor | None,
+    logp_behavior: Tensor | None,
+    kl: Tensor | None,
+    ref_logp: Tensor | None,
+    entropy: Tensor | None,
+    beta: float,
+    gate: Gate | None,
+    config: RLVRLossConfig,
+    global_token_count: Tensor | float | None,
+    global_seq_count: Tensor | float | None,
+    group: torch.distributed.ProcessGroup | None,
+    validate: bool,
+    loss_value: Tensor | None,
+) -> tuple[Tensor, dict[str, float]]:
     cfg = config
     keep = loss_mask != 0
+    if validate:
+        tensors = {"logp_old": logp_old, "logp_behavior": logp_behavior, "kl": kl,
+                   "ref_logp": ref_logp, "entropy": entropy}
+        validate_terms(logp_new, advantages, loss_mask, keep, tensors, beta, cfg)
     cdt = torch.promote_types(logp_new.dtype, torch.float32)
-    dev = logp_new.device
     adv = _expand_advantages(advantages, keep, cdt)
     gamma = _gamma(gate, adv)
     t = token_terms(
@@ -285,10 +185,6 @@ def rlvr_loss(
         beta=beta,
         config=cfg,
     )
-    w, tis, tis_clipped, clipped = t.weight, t.tis, t.tis_clipped, t.clipped
-    policy_tok, kl_tok, kl_part, ent_tok = t.policy, t.kl, t.kl_part, t.entropy
-    per_token = t.per_token
-
     global_token_count, global_seq_count = _resolve_counts(
         loss_mask, cfg, global_token_count, global_seq_count, group
     )
@@ -298,55 +194,20 @@ def rlvr_loss(
         "grad_reduction": cfg.grad_reduction,
         "group": group,
     }
-    loss = normalize_loss(per_token, loss_mask, cfg.normalization, **norm_kw)  # type: ignore[arg-type]
-
+    loss = normalize_loss(t.per_token, loss_mask, cfg.normalization, **norm_kw)  # type: ignore[arg-type]
     with torch.no_grad():
-        n = keep.sum()
-        pos = keep & (adv > 0)
-        neg = keep & (adv < 0)
-
-        def mmean(x: Tensor, sel: Tensor = keep) -> Tensor:
-            return (x.to(cdt) * sel).sum() / sel.sum().to(cdt).clamp_min(1.0)
-
-        zero = torch.zeros((), dtype=cdt, device=dev)
-        vals: dict[str, Tensor] = {
-            "loss": loss.detach().to(cdt),
-            "policy_loss": normalize_loss(
-                policy_tok.detach(), loss_mask, cfg.normalization, **norm_kw
-            ).to(cdt),  # type: ignore[arg-type]
-            "kl_loss": zero
-            if kl_part is None
-            else normalize_loss(
-                kl_part.detach(),
-                loss_mask,
-                cfg.normalization,
-                **norm_kw,  # type: ignore[arg-type]
-            ).to(cdt),
-            "weight_mean": mmean(w),
-            "weight_max": torch.where(keep, w, zero).max() if w.numel() else zero,
-            "clip_frac": mmean(clipped),
-            "clip_frac_pos_adv": mmean(clipped, pos),
-            "clip_frac_neg_adv": mmean(clipped, neg),
-            "tis_mean": mmean(tis),
-            "tis_clip_frac": mmean(tis_clipped),
-            "gate_mean": mmean(gamma),
-            "kl_mean": zero if kl_tok is None else mmean(kl_tok.detach()),
-            "gated_kl_mean": zero if kl_tok is None else mmean(gamma * kl_tok.detach()),
-            "beta": torch.tensor(float(beta), dtype=cdt, device=dev),
-            "num_tokens": n.to(cdt),
-        }
-        if ent_tok is not None:
-            vals["entropy_mean"] = mmean(ent_tok.detach())
-        keys = list(vals)
-        floats = torch.stack([vals[k].reshape(()) for k in keys]).double().cpu().tolist()
-    return loss, dict(zip(keys, floats, strict=True))
+        metrics = loss_metrics(
+            t, adv, gamma, keep, loss_mask, logp_new, logp_old, beta, cfg, norm_kw,
+            loss if loss_value is None else loss_value,
+        )
+    return loss, metrics
 
 
 def rlvr_loss_from_logits(
     logits: Tensor,
     targets: Tensor,
-    advantages: Tensor,
-    loss_mask: Tensor,
+    advantages: Tensor | None = None,
+    loss_mask: Tensor | None = None,
     *,
     ref_logits: Tensor | None = None,
     weight: Tensor | None = None,
@@ -357,11 +218,14 @@ def rlvr_loss_from_logits(
     logp_behavior: Tensor | None = None,
     beta: float = 0.0,
     gate: Gate | None = FixedGate(1.0),  # noqa: B008
-    config: RLVRLossConfig = RLVRLossConfig(),
+    config: RLVRLossConfig = RLVRLossConfig(),  # noqa: B008
     global_token_count: Tensor | float | None = None,
     global_seq_count: Tensor | float | None = None,
     group: torch.distributed.ProcessGroup | None = None,
     fused: bool = True,
+    response_mask: Tensor | None = None,
+    old_log_probs: Tensor | None = None,
+    stats_out: dict[str, Tensor | None] | None = None,
 ) -> tuple[Tensor, dict[str, float]]:
     """RLVR loss straight from policy/reference logits (or hidden states), chunked.
 
@@ -377,8 +241,26 @@ def rlvr_loss_from_logits(
     forward, so backward does not recompute the logits; one backward per call. With
     ``fused=False`` the statistics come from :func:`lvt_trainer.kl.token_stats` (recompute
     in backward) and any autograd use is allowed. Values and gradients agree.
-    Other arguments as in :func:`rlvr_loss`.
+
+    Targets at masked positions are never read (padding such as ``-100`` is fine); logits
+    there may be NaN (exactly zero gradient). Under ``torch.autocast`` the statistics are
+    computed in fp32 all the same. ``stats_out``, if given, receives the detached per-token
+    ``logp``, ``entropy``, ``kl`` and ``ref_logp`` (``None`` where not computed), e.g. for
+    the alpha controller. Other arguments as in :func:`rlvr_loss`.
     """
+    loss_mask = _alias("loss_mask", loss_mask, "response_mask", response_mask)
+    logp_old = _alias("logp_old", logp_old, "old_log_probs", old_log_probs)
+    if advantages is None or loss_mask is None:
+        raise TrainerConfigError(
+            "rlvr_loss_from_logits needs advantages and loss_mask (or response_mask)"
+        )
+    keep = loss_mask != 0
+    validate_logits_inputs(
+        logits, targets, advantages, loss_mask, weight, keep,
+        {"logp_old": logp_old, "logp_behavior": logp_behavior}, beta, config,
+    )
+    targets = torch.where(keep, targets, torch.zeros((), dtype=targets.dtype,
+                                                     device=targets.device))
     wants_grad = torch.is_grad_enabled() and (
         logits.requires_grad or (weight is not None and weight.requires_grad)
     )
@@ -401,6 +283,7 @@ def rlvr_loss_from_logits(
             global_token_count=global_token_count,
             global_seq_count=global_seq_count,
             group=group,
+            stats_out=stats_out,
         )
     exact = config.kl_mode == "exact" and ref_logits is not None
     lp, ent, kl = token_stats(
@@ -425,6 +308,13 @@ def rlvr_loss_from_logits(
                 chunk_size=config.kl_chunk_size,
                 compute_entropy=False,
             )
+    if stats_out is not None:
+        stats_out.update({
+            "logp": lp.detach(),
+            "entropy": None if ent is None else ent.detach(),
+            "kl": None if kl is None else kl.detach(),
+            "ref_logp": ref_lp,
+        })
     return rlvr_loss(
         lp,
         advantages,
@@ -505,12 +395,10 @@ def _fused_loss_from_logits(
     global_token_count: Tensor | float | None,
     global_seq_count: Tensor | float | None,
     group: torch.distributed.ProcessGroup | None,
+    stats_out: dict[str, Tensor | None] | None = None,
 ) -> tuple[Tensor, dict[str, float]]:
-    if logits.dim() != 3 or targets.shape != logits.shape[:2] or loss_mask.shape != targets.shape:
-        raise ValueError(
-            "logits must be (B, T, V or H) with targets and loss_mask (B, T); got "
-            f"{tuple(logits.shape)}, {tuple(targets.shape)}, {tuple(loss_mask.shape)}"
-        )
+    """The fused path; ``stats_out`` (if given) receives the detached per-token ``logp``,
+    ``entropy``, ``kl`` and ``ref_logp`` (for callers such as the train step)."""
     cfg = config
     exact = cfg.kl_mode == "exact" and ref_logits is not None
     sampled = cfg.kl_mode in ("k1", "k2", "k3") and ref_logits is not None
@@ -560,8 +448,24 @@ def _fused_loss_from_logits(
         exact,
         sampled,
     )
+    if cfg.validate_inputs:
+        check_finite("log-prob of the targets (from the policy logits)", lp, keep)
+        if exact and beta != 0.0:
+            check_finite("exact KL (the reference gives zero mass where the policy has some; "
+                         "ref_smoothing > 0 keeps it finite)", kl, keep)
+        if sampled and beta != 0.0:
+            check_finite("reference log-prob of the targets", ref_lp, keep)
+        if compute_entropy:
+            check_finite("entropy (from the policy logits)", ent, keep)
+    if stats_out is not None:
+        stats_out.update({
+            "logp": lp,
+            "entropy": ent if compute_entropy else None,
+            "kl": kl if exact else None,
+            "ref_logp": ref_lp if sampled else None,
+        })
     with torch.no_grad():
-        _, metrics = rlvr_loss(
+        _, metrics = _rlvr_loss(
             lp,
             advantages,
             loss_mask,
@@ -576,6 +480,7 @@ def _fused_loss_from_logits(
             global_token_count=n_tok,
             global_seq_count=n_seq,
             group=group,
+            validate=False,
+            loss_value=loss.detach(),
         )
-    metrics["loss"] = float(loss.detach())
     return loss, metrics

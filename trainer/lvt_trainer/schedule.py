@@ -1,19 +1,27 @@
 """Schedules for the KL coefficient beta and the reference-smoothing epsilon.
 
 A schedule is any callable ``step -> float`` (``step`` counts optimizer steps from 0).
+:func:`beta_schedule` builds one by name; ``"method"`` is the article's beta schedule
+(:class:`MethodBeta`): 0.05 up to step 500, linear down to 0.01 at step 1500, then
+``0.005 + 0.005 * sin(2 pi step / 1000)``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+from .errors import TrainerConfigError
 
 __all__ = [
+    "BETA_SCHEDULES",
     "ConstantBeta",
     "LinearDecay",
+    "MethodBeta",
     "Schedule",
     "WarmupDecayPerturbBeta",
+    "beta_schedule",
 ]
 
 
@@ -55,9 +63,9 @@ class WarmupDecayPerturbBeta:
 
     def __post_init__(self) -> None:
         if self.warmup_steps < 0 or self.decay_steps < 0 or self.period <= 0:
-            raise ValueError("warmup_steps/decay_steps must be >= 0 and period > 0")
+            raise TrainerConfigError("warmup_steps/decay_steps must be >= 0 and period > 0")
         if self.beta_min < 0 or self.beta_max < 0 or not 0 <= self.perturb <= 1:
-            raise ValueError("betas must be >= 0 and perturb in [0, 1]")
+            raise TrainerConfigError("betas must be >= 0 and perturb in [0, 1]")
 
     def __call__(self, step: int) -> float:
         step = max(int(step), 0)
@@ -90,3 +98,70 @@ class LinearDecay:
             return float(self.end)
         step = max(int(step), 0)
         return self.start + (self.end - self.start) * step / self.steps
+
+
+@dataclass(frozen=True)
+class MethodBeta:
+    """The article's beta schedule (all numbers configurable, defaults are the article's):
+
+    * ``step < hold_steps`` (500): ``beta_start`` (0.05);
+    * ``hold_steps <= step < decay_end`` (1500): linear from ``beta_start`` to
+      ``beta_end`` (0.01), reaching it at ``decay_end``;
+    * ``step >= decay_end``: ``offset + amplitude * sin(2 pi step / period)`` with
+      ``offset = amplitude = 0.005`` and ``period = 1000`` (so in ``[0, 0.01]``).
+
+    The article's formula is kept as written: at ``decay_end`` the value drops from
+    ``beta_end`` (0.01) to ``offset + amplitude * sin(2 pi decay_end / period)`` (0.005 for
+    the defaults), a step down, not a continuous join.
+    """
+
+    beta_start: float = 0.05
+    beta_end: float = 0.01
+    hold_steps: int = 500
+    decay_end: int = 1500
+    offset: float = 0.005
+    amplitude: float = 0.005
+    period: int = 1000
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.hold_steps <= self.decay_end or self.period <= 0:
+            raise TrainerConfigError("need 0 <= hold_steps <= decay_end and period > 0")
+        if min(self.beta_start, self.beta_end, self.offset - abs(self.amplitude)) < 0:
+            raise TrainerConfigError("every beta of the schedule must be >= 0")
+
+    def __call__(self, step: int) -> float:
+        step = max(int(step), 0)
+        if step < self.hold_steps:
+            return float(self.beta_start)
+        if step < self.decay_end:
+            frac = (step - self.hold_steps) / (self.decay_end - self.hold_steps)
+            return self.beta_start + (self.beta_end - self.beta_start) * frac
+        return self.offset + self.amplitude * math.sin(2 * math.pi * step / self.period)
+
+
+#: Beta schedules by name (:func:`beta_schedule`).
+BETA_SCHEDULES: dict[str, type] = {
+    "method": MethodBeta,
+    "constant": ConstantBeta,
+    "warmup-decay-perturb": WarmupDecayPerturbBeta,
+    "linear": LinearDecay,
+}
+
+
+def beta_schedule(name: str, **overrides: Any) -> Schedule:
+    """A beta schedule by name (``"method"``, ``"constant"``, ``"warmup-decay-perturb"``,
+    ``"linear"``), its parameters overridden by keyword (e.g. scaled-down step counts).
+
+    Raises:
+        TrainerConfigError: unknown name or parameter.
+    """
+    try:
+        cls = BETA_SCHEDULES[name]
+    except KeyError:
+        raise TrainerConfigError(
+            f"unknown beta schedule {name!r}; known: {sorted(BETA_SCHEDULES)}"
+        ) from None
+    try:
+        return cls(**overrides)  # type: ignore[no-any-return]
+    except TypeError as e:
+        raise TrainerConfigError(f"beta schedule {name!r}: {e}") from None

@@ -1,0 +1,159 @@
+"""Chat families: one module per family, each the transliteration of its Lean file.
+
+* :mod:`lvt.families.qwen` (``Verified/Spec/Qwen.lean``): Qwen2.5, Qwen3 exact and stable.
+* :mod:`lvt.families.llama` (``Verified/Spec/Llama.lean``): Llama 3.1.
+
+:func:`unlower` turns a lowered conversation back into messages (the template-visible form of
+what was rendered); :func:`parse_completion` reads the tokens of a sampled assistant turn as
+blocks with the family's parser.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from lvt import core
+from lvt.families import llama, qwen
+from lvt.model import Block, Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens, ToolCall
+
+__all__ = ["parse_completion", "unlower"]
+
+
+def _pay(p: Any) -> Text | Tokens:
+    return Text(p) if isinstance(p, str) else Tokens(p)
+
+
+def _plain(p: Any) -> tuple[Block, ...]:
+    return () if isinstance(p, str) and p == "" else (Plain(_pay(p)),)
+
+
+def _tools(lines: Sequence[str]) -> list[Any]:
+    out = []
+    for j in lines:
+        try:
+            out.append(json.loads(j))
+        except ValueError:
+            out.append(j)
+    return out
+
+
+def _qwen_turn(t: Any) -> list[Message]:
+    if isinstance(t, qwen.PlainTurn):
+        return [Message(Role(t.role), _plain(t.p))]
+    if isinstance(t, qwen.ToolsSystem):
+        return [] if t.sys is None else [Message(Role.SYSTEM, _plain(t.sys))]
+    if isinstance(t, qwen.AssistantTurn):
+        bs: list[Block] = []
+        if t.think is not None and not (isinstance(t.think, str) and t.think == ""):
+            bs.append(Reasoning(_pay(t.think)))
+        bs += _plain(t.content)
+        bs += [ToolCall(k.name, k.args) for k in t.calls]
+        return [Message(Role.ASSISTANT, bs)]
+    if isinstance(t, qwen.ToolGroup):
+        return [Message(Role.TOOL, _plain(p)) for p, _ in t.results]
+    if isinstance(t, qwen.SampledTurn):
+        return [Message(Role.ASSISTANT, (Sampled(t.ts),))]
+    raise TypeError(t)
+
+
+def _llama_turn(t: Any) -> list[Message]:
+    if isinstance(t, llama.SystemTurn):
+        return [Message(Role.SYSTEM, _plain(t.sys))] if t.sys != "" else []
+    if isinstance(t, llama.UserToolsTurn):
+        return [Message(Role.USER, _plain(t.u))]
+    if isinstance(t, llama.PlainTurn):
+        return [Message(Role(t.role), _plain(t.p))]
+    if isinstance(t, llama.CallTurn):
+        return [Message(Role.ASSISTANT, (ToolCall(t.name, t.args),))]
+    if isinstance(t, llama.IpythonTurn):
+        p = t.p
+        if isinstance(p, str):
+            try:
+                v = json.loads(p)
+                p = v if isinstance(v, str) else p
+            except ValueError:
+                pass
+        return [Message(Role.TOOL, _plain(p))]
+    if isinstance(t, llama.SampledTurn):
+        return [Message(Role.ASSISTANT, (Sampled(t.ts),))]
+    raise TypeError(t)
+
+
+def unlower(family: Any, q: Any) -> Conversation:
+    """The messages of a lowered conversation: each turn as the message(s) it came from, in
+    the form the template shows them (trimmed, defaults explicit, tool results unquoted)."""
+    msgs: list[Message] = []
+    tools: list[Any] | None = None
+    if isinstance(family, qwen.Qwen):
+        for t in q.turns:
+            if isinstance(t, qwen.ToolsSystem):
+                tools = _tools(t.tools)
+            msgs += _qwen_turn(t)
+    else:
+        for t in q.turns:
+            if isinstance(t, llama.SystemTurn) and t.env:
+                tools = []
+            if isinstance(t, llama.SystemTurn | llama.UserToolsTurn) and t.tools:
+                tools = _tools(t.tools)
+            msgs += _llama_turn(t)
+    return Conversation(msgs, q.prompt is not None, tools)
+
+
+def _loose_syms(codec: Any, reserved: frozenset[int], ids: Sequence[int]) -> core.Stream | None:
+    """The symbols sampled tokens stand for: runs decoded as text without the re-encoding
+    check (a policy may sample a non-canonical segmentation)."""
+    out: core.Stream = []
+    run: list[int] = []
+
+    def flush() -> bool:
+        if run:
+            try:
+                out.append(codec.decode_bytes(run).decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                return False
+            run.clear()
+        return True
+
+    for t in ids:
+        if t in reserved:
+            if not flush():
+                return None
+            out.append(int(t))
+        else:
+            run.append(int(t))
+    return out if flush() else None
+
+
+def _merge(s: core.Stream) -> core.Stream:
+    out: core.Stream = []
+    for x in s:
+        if isinstance(x, str):
+            if not x:
+                continue
+            if out and isinstance(out[-1], str):
+                out[-1] += x
+                continue
+        out.append(x)
+    return out
+
+
+def parse_completion(family: Any, codec: Any, reserved: frozenset[int], ids: Sequence[int]
+                     ) -> list[Block] | None:
+    """The blocks of a sampled assistant turn (``None`` when they do not read as one): the
+    generation prompt, the sampled tokens and the end of turn, read with ``unlayoutTurn``."""
+    body = _loose_syms(codec, reserved, ids)
+    if body is None:
+        return None
+    if isinstance(family, qwen.Qwen):
+        s = _merge(core.syms(family.prompt_items(0)) + body + family.footer_syms())
+        t = family.unlayout_turn(s[1:])
+        if not isinstance(t, qwen.AssistantTurn):
+            return None
+        return list(_qwen_turn(t)[0].blocks)
+    s = _merge(core.syms(family.prompt_items(0)) + body + [family.ids.eot])
+    t = family.unlayout_turn(s[1:])
+    if not isinstance(t, llama.CallTurn | llama.PlainTurn):
+        return None
+    return list(_llama_turn(t)[0].blocks)
