@@ -99,6 +99,19 @@ def bytes_to_unicode() -> dict[int, str]:
     return dict(zip(bs, (chr(c) for c in cs), strict=True))
 
 
+def _unicode_form(n: Any) -> str | None:
+    """The Unicode normal form a tokenizer normalizer applies (``None`` when it applies none,
+    or something else than a normal form)."""
+    if not isinstance(n, dict):
+        return None
+    if n.get("type") in ("NFC", "NFD", "NFKC", "NFKD"):
+        return str(n["type"])
+    if n.get("type") == "Sequence":
+        forms = [f for f in (_unicode_form(x) for x in n.get("normalizers", [])) if f]
+        return forms[-1] if forms else None
+    return None
+
+
 def _is_byte_level_decoder(d: Any) -> bool:
     if not isinstance(d, dict):
         return False
@@ -131,6 +144,9 @@ class TokenizerCodec:
         reserved = frozenset(int(t) for t in reserved)
         self._text = text_only_tokenizer(self._tokenizer, js, reserved)
         self._digest = hashlib.sha256(js.encode("utf-8")).hexdigest()
+        norm = _top_level_field(js, "normalizer")
+        #: The Unicode normal form the tokenizer applies to text ("NFC", "NFKC", ...), or None.
+        self.unicode_form: str | None = _unicode_form(norm[0]) if norm is not None else None
         dec = _top_level_field(js, "decoder")
         self._byte_level = dec is not None and _is_byte_level_decoder(dec[0])
         added = _top_level_field(js, "added_tokens")

@@ -14,6 +14,7 @@ everything else is read-only after construction.
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,8 @@ from lvt import formats as _formats
 from lvt.codec import TokenizerCodec, as_tokenizer
 from lvt.errors import ConversationError, LvtError, ParseError
 from lvt.families import unlower
-from lvt.model import Block, Conversation
+from lvt.jsonfmt import map_strings
+from lvt.model import Block, Conversation, Message, Plain, Reasoning, Text, ToolCall
 from lvt.openai import from_openai
 
 __all__ = ["ChatEncoder", "Encoded"]
@@ -175,9 +177,18 @@ class ChatEncoder:
         """
         if not isinstance(conv, Conversation):
             raise ConversationError(None, f"expected a Conversation, got {type(conv).__name__}")
-        q = self._family.lower(conv)
+        q = self._family.lower(self.normalize(conv))
         self._check_ids(q)
         return q
+
+    def normalize(self, conv: Conversation) -> Conversation:
+        """The conversation with its text in the Unicode normal form the tokenizer applies
+        (Qwen: NFC), so that decoding gives the text back (the codec law). Identity for
+        tokenizers without a normaliser."""
+        form = self._codec.unicode_form
+        if form is None:
+            return conv
+        return normalize_text(conv, lambda s: unicodedata.normalize(form, s))
 
     def _check_ids(self, q: Any) -> None:
         """Token payloads must be ids of the vocabulary."""
@@ -310,6 +321,23 @@ class ChatEncoder:
 
     def __repr__(self) -> str:
         return f"ChatEncoder(format={self._format_name!r}, vocab={self._codec.vocab_size})"
+
+
+def normalize_text(conv: Conversation, f: Any) -> Conversation:
+    """Apply ``f`` to every text of a conversation: payloads, tool-call names and arguments,
+    and the strings of the tool definitions."""
+    def block(b: Any) -> Any:
+        if isinstance(b, Plain | Reasoning) and isinstance(b.payload, Text):
+            return type(b)(Text(f(b.payload.text)))
+        if isinstance(b, ToolCall):
+            return ToolCall(f(b.name), f(b.args))
+        return b
+
+    return Conversation(
+        [Message(m.role, [block(b) for b in m.blocks]) for m in conv.messages],
+        conv.add_generation_prompt,
+        None if conv.tools is None else [map_strings(t, f) for t in conv.tools],
+    )
 
 
 def _in_batch(e: ConversationError, n: int, total: int) -> ConversationError:

@@ -16,7 +16,10 @@ from typing import Any, TypeAlias
 
 from lvt.errors import ConversationError
 
-__all__ = ["JArr", "JNum", "JObj", "Json", "compact", "escape_char", "freeze", "pretty", "quote"]
+__all__ = [
+    "JArr", "JNum", "JObj", "Json", "compact", "escape_char", "freeze", "map_strings", "pretty",
+    "quote",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +80,17 @@ def freeze(value: Any, *, where: str = "tool definition", _depth: int = 0) -> Js
             members.append((k, freeze(v, where=where, _depth=_depth + 1)))
         return JObj(tuple(members))
     raise ConversationError(None, f"{where}: {type(value).__name__} is not JSON data")
+
+
+def map_strings(j: Json, f: Any) -> Json:
+    """Apply ``f`` to every string (keys included) of a JSON tree."""
+    if isinstance(j, str):
+        return f(j)
+    if isinstance(j, JArr):
+        return JArr(tuple(map_strings(x, f) for x in j.items))
+    if isinstance(j, JObj):
+        return JObj(tuple((f(k), map_strings(v, f)) for k, v in j.members))
+    return j
 
 
 def _hex(n: int) -> str:

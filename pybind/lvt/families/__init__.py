@@ -10,6 +10,7 @@ blocks with the family's parser.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -18,7 +19,18 @@ from lvt import core
 from lvt.families import llama, qwen
 from lvt.model import Block, Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens, ToolCall
 
-__all__ = ["parse_completion", "unlower"]
+__all__ = ["erase", "parse_completion", "unlower"]
+
+
+def erase(q: Any) -> Any:
+    """``QConv.erase`` / ``LConv.erase``: every owner set to 0 (what the parser returns)."""
+    def one(t: Any) -> Any:
+        if isinstance(t, qwen.ToolGroup):
+            return qwen.ToolGroup(tuple((p, 0) for p, _ in t.results))
+        return dataclasses.replace(t, owner=0)
+
+    return dataclasses.replace(q, turns=tuple(one(t) for t in q.turns),
+                               prompt=None if q.prompt is None else 0)
 
 
 def _pay(p: Any) -> Text | Tokens:
