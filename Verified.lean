@@ -1,25 +1,23 @@
 module
 
 public import Verified.Spec.Token
+public import Verified.Spec.Json
 public import Verified.Spec.Message
+public import Verified.Spec.Sym
+public import Verified.Spec.Span
 public import Verified.Spec.Format
-public import Verified.Spec.Render
-public import Verified.Spec.Parse
-public import Verified.Spec.Formats
+public import Verified.Spec.Qwen
+public import Verified.Spec.Llama
 public import Verified.Thm.Token
-public import Verified.Thm.Message
-public import Verified.Thm.Render
+public import Verified.Thm.Sym
+public import Verified.Thm.Span
 public import Verified.Thm.Format
-public import Verified.Thm.Parse
-public import Verified.Thm.ParseSound
-public import Verified.Thm.Injective
-public import Verified.Thm.Formats
-public import Verified.Thm.Ffi
+public import Verified.Thm.Qwen
+public import Verified.Thm.Llama
 
 /-!
 # Lean Verified Tokenizers
 
-Umbrella module: imports the specification (`Verified/Spec`), the proofs (`Verified/Thm`) and
-the FFI exports (`Verified/Ffi`, through its proofs). `Verified/Main.lean` (the oracle
-executable) is deliberately not imported: its `main` must stay out of the shared library.
+Umbrella module: imports the specification (`Verified/Spec`: UTF-8, JSON, messages, symbol
+streams, span encoding, formats, the Qwen and Llama families) and the proofs (`Verified/Thm`).
 -/

@@ -356,13 +356,23 @@ def main() -> int:
             tok = zoo.load_tokenizer("llama3")
         except Exception as exc:  # report as a skip, not a failure
             return f"SKIPPED ({type(exc).__name__}: {exc})"
+        import json
+
         from lvt_trainer.agent import Sample, calculator, run_episodes
         from lvt_trainer.lvt_batch import build_batch
         from lvt_trainer.vocab import IdMap
 
         enc = lvt.ChatEncoder.from_tokenizer(tok, format="llama3")
-        call = [128010, *tok.encode('{"name": "calc", "parameters": {"expr": "37*43"}}',
-                                     add_special_tokens=False).ids, 128008]
+        # the call as the format writes it: lvt's own render, learned tokens, no end of turn
+        msgs = [{"role": "user", "content": "x"},
+                {"role": "assistant", "content": None, "tool_calls": [{
+                    "id": "c0", "type": "function",
+                    "function": {"name": "calc", "arguments": json.dumps({"expr": "37*43"})}}]}]
+        conv = lvt.from_openai(msgs, None, False)
+        shape = getattr(enc, "shape", None)
+        e = enc.encode(shape(conv) if shape is not None else conv)
+        call = [int(t) for t, m, o in zip(e.ids, e.mask, e.owner, strict=True) if m and o == 1]
+        call = call[:-1] if call[-1] == 128009 else call
         answer = [*tok.encode("1591", add_special_tokens=False).ids, 128009]
         turns = iter([call, answer])
 

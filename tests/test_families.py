@@ -17,26 +17,45 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from strategies import conversations, example_count, token_streams
 
 import lvt
 from lvt import core
 from lvt.families import erase
 from lvt.model import Conversation, Message, Role, Sampled
+from strategies import conversations, example_count, token_streams
 
 FORMATS = {"qwen2.5": "qwen2.5", "qwen3": "qwen3", "qwen3-stable": "qwen3",
            "llama3.1": "llama3.1"}
 N = example_count(120)
+#: Properties take real tokenizers from module fixtures and are slow per example.
+SLOW_FIXTURE = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 
 
-@pytest.fixture(scope="module", params=list(FORMATS))
-def enc(request):
+_ENCODERS: dict[str, lvt.ChatEncoder] = {}
+
+
+def encoder(fmt: str) -> lvt.ChatEncoder:
+    """One encoder per format, with its real tokenizer."""
     from lvt import zoo
 
-    name = FORMATS[request.param]
-    if name not in zoo.available():
-        pytest.fail(f"zoo tokenizer {name!r} is missing (a dev dependency)")
-    return lvt.ChatEncoder.from_tokenizer(zoo.load_tokenizer(name), request.param)
+    if fmt not in _ENCODERS:
+        _ENCODERS[fmt] = lvt.ChatEncoder.from_tokenizer(zoo.load_tokenizer(FORMATS[fmt]), fmt)
+    return _ENCODERS[fmt]
+
+
+@pytest.fixture(params=list(FORMATS))
+def enc(request):
+    return encoder(request.param)
+
+
+@pytest.fixture(params=["qwen2.5", "qwen3-stable", "llama3.1"])
+def stable_enc(request):
+    return encoder(request.param)
+
+
+@pytest.fixture(params=["qwen3", "qwen3-stable"])
+def qwen3_enc(request):
+    return encoder(request.param)
 
 
 def _render(enc, c):
@@ -62,7 +81,7 @@ def _body_ctrl(enc, t):
     return hasattr(ids, "body_ctrl") and ids.body_ctrl(t)
 
 
-@settings(max_examples=N, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=N, deadline=None, suppress_health_check=SLOW_FIXTURE)
 @given(data=st.data())
 def test_parse_render(enc, data) -> None:
     """``parse_render``: parsing a render gives back the lowered conversation."""
@@ -72,7 +91,7 @@ def test_parse_render(enc, data) -> None:
     assert enc.parse_lowered(ids) == erase(q)
 
 
-@settings(max_examples=N, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=N, deadline=None, suppress_health_check=SLOW_FIXTURE)
 @given(data=st.data())
 def test_render_parse_on_mutated_streams(enc, data) -> None:
     """``render_parse``: whatever the parser accepts re-renders to exactly its input."""
@@ -87,7 +106,7 @@ def test_render_parse_on_mutated_streams(enc, data) -> None:
     assert core.encode_items(enc.codec, enc.family.layout(back))[0] == ts
 
 
-@settings(max_examples=N, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=N, deadline=None, suppress_health_check=SLOW_FIXTURE)
 @given(data=st.data())
 def test_no_forgery(enc, data) -> None:
     """``no_forgery``: the reserved ids of a render are exactly the layout's control tokens,
@@ -100,14 +119,13 @@ def test_no_forgery(enc, data) -> None:
     assert all(s == 0 for t, s in zip(ids, src, strict=True) if t in res)
 
 
-@settings(max_examples=N, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=N, deadline=None, suppress_health_check=SLOW_FIXTURE)
 @given(data=st.data())
-def test_prefix_stability(enc, data) -> None:
+def test_prefix_stability(stable_enc, data) -> None:
     """``prefix_stable``: for the stable formats the render of a conversation is a prefix of
     the render of every extension (ids, mask and owners), unless a tool result follows a tool
-    result. For exact Qwen3 this fails exactly when history is rewritten (checked below)."""
-    if enc.format_name == "qwen3":
-        pytest.skip("qwen3 (exact) rewrites history: see test_extension_exact")
+    result. Exact Qwen3 rewrites history (``test_exact_history_rewrite_is_real``)."""
+    enc = stable_enc
     c = data.draw(conversations(enc.format_name))
     _lower_or_skip(enc, c)
     full = enc.encode(c)
@@ -125,7 +143,7 @@ def test_prefix_stability(enc, data) -> None:
         assert np.array_equal(full.owner[:n], part.owner)
 
 
-@settings(max_examples=N, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=N, deadline=None, suppress_health_check=SLOW_FIXTURE)
 @given(data=st.data())
 def test_prompt_prefix_and_extension(enc, data) -> None:
     """``prompt_prefix`` and (Qwen3) ``extension_exact``: the generation prompt, the sampled
@@ -149,7 +167,6 @@ def test_prompt_prefix_and_extension(enc, data) -> None:
     assert train.ids.tolist() == prompt.ids.tolist() + list(ts) + footer[0]
     assert train.mask.tolist() == prompt.mask.tolist() + [1] * k + footer[1]
     assert train.owner.tolist() == prompt.owner.tolist() + [len(ms)] * k + footer[2]
-    assert not prompt.mask.any() or enc.format_name  # prompts are learned only in history
     # appending tool results and more sampled turns (no user message) keeps extending
     more = [Message(Role.TOOL, ()), Message(Role.ASSISTANT, (Sampled(ts[:3]),))]
     try:
@@ -167,11 +184,10 @@ def _footer(enc, o):
     return [core.ctrl(fam.ids.eot, o, True)]
 
 
-def test_exact_history_rewrite_is_real(enc) -> None:
+def test_exact_history_rewrite_is_real(qwen3_enc) -> None:
     """``exact_not_prefix``: Qwen3 (exact) drops a think block once a user message follows,
     so the earlier render is not a prefix; Qwen3-stable keeps it."""
-    if not enc.format_name.startswith("qwen3"):
-        pytest.skip("only the Qwen3 formats write reasoning")
+    enc = qwen3_enc
     from lvt.model import Plain, Reasoning, Text
 
     a = Message(Role.ASSISTANT, (Reasoning(Text("think")), Plain(Text("answer"))))
@@ -181,7 +197,7 @@ def test_exact_history_rewrite_is_real(enc) -> None:
     assert (r2[: len(r1)] == r1) == (enc.format_name == "qwen3-stable")
 
 
-@settings(max_examples=N, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=N, deadline=None, suppress_health_check=SLOW_FIXTURE)
 @given(data=st.data())
 def test_mask_owner_and_sampled(enc, data) -> None:
     """``mask_owner``: a learned token belongs to an assistant message. ``mask_sampled``:

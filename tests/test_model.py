@@ -15,6 +15,7 @@ from lvt.model import (
     Plain,
     Reasoning,
     Role,
+    Sampled,
     Text,
     Tokens,
     ToolCall,
@@ -30,15 +31,18 @@ def test_role_values_and_order() -> None:
         Role("bot")
 
 
-def test_block_kind_parser_order() -> None:
-    assert BLOCK_KIND_ALL == (BlockKind.REASONING, BlockKind.TOOL_CALL, BlockKind.PLAIN)
+def test_block_kinds() -> None:
+    assert set(BLOCK_KIND_ALL) == set(BlockKind)
     assert block_kind(Plain(Text("a"))) is BlockKind.PLAIN
     assert Reasoning(Text("a")).kind is BlockKind.REASONING
-    assert ToolCall(Text("f"), Text("{}")).kind is BlockKind.TOOL_CALL
+    assert ToolCall("f", "{}").kind is BlockKind.TOOL_CALL
+    assert Sampled([1, 2]).kind is BlockKind.SAMPLED
+    # a call's name and arguments are text; Text is accepted for convenience
+    assert ToolCall(Text("f"), Text("{}")) == ToolCall("f", "{}")
 
 
 def test_frozen_and_hashable() -> None:
-    m = Message("user", [Plain(Text("hi")), ToolCall(Text("f"), Tokens([1, 2]))])
+    m = Message("user", [Plain(Text("hi")), Plain(Tokens([1, 2]))])
     c = Conversation([m], add_generation_prompt=True)
     assert isinstance(m.blocks, tuple)
     assert m.role is Role.USER
@@ -56,8 +60,19 @@ def test_message_text_helper() -> None:
 
 
 def test_map_and_concat() -> None:
-    c = Conversation([Message("user", [Plain(Text("ab")), ToolCall(Text("n"), Text("x"))])])
+    c = Conversation([Message("user", [Plain(Text("ab")), ToolCall("n", "x")])],
+                     tools=[{"name": "n"}])
     d = c.map(lambda p: Tokens([len(p.text)]))
-    assert d.messages[0].blocks == (Plain(Tokens([2])), ToolCall(Tokens([1]), Tokens([1])))
+    assert d.messages[0].blocks == (Plain(Tokens([2])), ToolCall("n", "x"))
+    assert d.tools == c.tools
     e = c + Conversation([Message.text("assistant", "y")], True)
-    assert len(e) == 2 and e.add_generation_prompt
+    assert len(e) == 2 and e.add_generation_prompt and e.tools == c.tools
+
+
+def test_tools_are_frozen_json() -> None:
+    from lvt.jsonfmt import JNum, JObj
+
+    c = Conversation([], tools=[{"a": 1, "b": [True, None, 1.5]}])
+    assert isinstance(c.tools[0], JObj) and c.tools[0].members[0] == ("a", JNum("1"))
+    assert hash(c) == hash(Conversation([], tools=[{"a": 1, "b": [True, None, 1.5]}]))
+    assert Conversation([]).tools is None and Conversation([], tools=[]).tools == ()

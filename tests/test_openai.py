@@ -7,8 +7,9 @@ import json
 import pytest
 
 from lvt.errors import ConversationError
+from lvt.jsonfmt import freeze
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Text, ToolCall
-from lvt.openai import from_openai, from_openai_batch, tools_text
+from lvt.openai import from_openai, from_openai_batch, tool_arguments
 
 
 def test_plain_messages_are_not_normalised() -> None:
@@ -42,6 +43,7 @@ def test_reasoning_and_tool_calls() -> None:
                  "function": {"name": "get", "arguments": {"city": "Zürich"}}},
                 {"type": "function", "function": {"name": "f", "arguments": '{"x":1}'}},
                 {"name": "flat", "arguments": None},
+                {"name": "raw", "arguments": "not json"},
             ],
         },
         {"role": "tool", "content": "sunny", "tool_call_id": "1"},
@@ -50,11 +52,12 @@ def test_reasoning_and_tool_calls() -> None:
     assert c.messages[1].blocks == (
         Reasoning(Text("think")),
         Plain(Text("let me see")),
-        ToolCall(Text("get"), Text(json.dumps({"city": "Zürich"}, ensure_ascii=False))),
-        ToolCall(Text("f"), Text('{"x":1}')),
-        ToolCall(Text("flat"), Text("{}")),
+        ToolCall("get", json.dumps({"city": "Zürich"}, ensure_ascii=False)),
+        ToolCall("f", '{"x": 1}'),  # JSON text is written as tojson writes it (as vLLM does)
+        ToolCall("flat", "{}"),
+        ToolCall("raw", "not json"),
     )
-    assert "Zürich" in c.messages[1].blocks[2].args.text
+    assert "Zürich" in c.messages[1].blocks[2].args
     assert c.messages[2] == Message(Role.TOOL, [Plain(Text("sunny"))])
 
 
@@ -64,14 +67,22 @@ def test_reasoning_keys(key: str) -> None:
     assert c.messages[0].blocks == (Reasoning(Text("r")),)
 
 
-def test_tools_go_to_the_system_prompt() -> None:
+def test_tools_are_a_typed_part_of_the_conversation() -> None:
     tools = [{"type": "function", "function": {"name": "get", "parameters": {}}}]
     c = from_openai([{"role": "user", "content": "hi"}], tools=tools)
-    assert c.messages[0] == Message(Role.SYSTEM, [Plain(Text(tools_text(tools)))])
-    c = from_openai([{"role": "system", "content": "S"}, {"role": "user", "content": "hi"}],
-                    tools=tools)
-    assert c.messages[0].blocks[0].payload.text == "S\n\n" + tools_text(tools)
-    assert len(c.messages) == 2
+    assert c.tools == (freeze(tools[0]),) and len(c.messages) == 1
+    assert from_openai([{"role": "user", "content": "hi"}]).tools is None
+    assert from_openai([{"role": "user", "content": "hi"}], tools=[]).tools == ()
+    for bad in ("abc", {"a": 1}, [1], [{"f": {1, 2}}]):
+        with pytest.raises(ConversationError, match="tool"):
+            from_openai([{"role": "user", "content": "hi"}], tools=bad)  # type: ignore[arg-type]
+
+
+def test_tool_arguments() -> None:
+    assert tool_arguments({"b": [1, 2], "a": "é"}) == '{"b": [1, 2], "a": "é"}'
+    assert tool_arguments('{"a":1.0,"b":null}') == '{"a": 1.0, "b": null}'
+    assert tool_arguments(None) == "{}"
+    assert tool_arguments("{broken") == "{broken"
 
 
 @pytest.mark.parametrize(
@@ -83,7 +94,7 @@ def test_tools_go_to_the_system_prompt() -> None:
         ([{"role": "user", "content": "a\ud800"}], 0, "surrogate"),
         ([{"role": "user", "content": [{"type": "text", "text": 5}]}], 0, "string"),
         ([{"role": "assistant", "tool_calls": [{"function": {"name": 1}}]}], 0, "name"),
-        ([{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": 3}}]}],
+        ([{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {3}}}]}],
          0, "arguments"),
         ([{"role": "user", "tool_calls": [{"function": {"name": "f"}}]}], 0, "tool calls"),
         (["hello"], 0, "dict"),
@@ -117,9 +128,7 @@ def test_batch_equals_one_at_a_time_with_shared_tools() -> None:
         for gen in (False, True):
             want = [from_openai(m, tools=tl, add_generation_prompt=gen) for m in convs]
             assert from_openai_batch(convs, tools=tl, add_generation_prompt=gen) == want
-    first = from_openai_batch(convs, tools=tools)[0].messages[0].blocks[0]
-    assert isinstance(first, Plain) and isinstance(first.payload, Text)
-    assert first.payload.text == "sys\n\n" + tools_text(tools)
+    assert from_openai_batch(convs, tools=tools)[0].tools == tuple(freeze(t) for t in tools)
     assert from_openai_batch([], tools=tools) == []
 
 

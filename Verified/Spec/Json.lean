@@ -13,7 +13,8 @@ separators (`", "` and `": "`), or with `indent=4` (separators `","` and `": "`,
 line). Keys keep their order (`sort_keys=False`).
 
 Numbers are kept as the text Python writes for them (`num "1.5"`), so no floating-point
-printing is modelled. Strings are escaped as `json.dumps` does with `ensure_ascii=False`:
+printing is modelled; text is `Chars`, like every text of the model. Strings are escaped as
+`json.dumps` does with `ensure_ascii=False`:
 `"` and `\` with a backslash, the control characters `\b \f \n \r \t` by their short forms,
 every other character below U+0020 as `\u00XX` (lowercase hex), everything else verbatim.
 -/
@@ -25,11 +26,11 @@ inductive Json where
   | null
   | bool (b : Bool)
   /-- A number, as the text Python's `json.dumps` writes for it. -/
-  | num (s : String)
-  | str (s : String)
+  | num (s : Chars)
+  | str (s : Chars)
   | arr (xs : List Json)
   /-- An object; members in order. -/
-  | obj (kvs : List (String × Json))
+  | obj (kvs : List (Chars × Json))
   deriving Repr
 
 namespace Json
@@ -62,11 +63,11 @@ namespace Json
 mutual
 /-- `json.dumps(x, ensure_ascii=False)`. -/
 @[expose] def compact : Json → Chars
-  | .null => "null".toList
-  | .bool true => "true".toList
-  | .bool false => "false".toList
-  | .num s => s.toList
-  | .str s => quote s.toList
+  | .null => ['n', 'u', 'l', 'l']
+  | .bool true => ['t', 'r', 'u', 'e']
+  | .bool false => ['f', 'a', 'l', 's', 'e']
+  | .num s => s
+  | .str s => quote s
   | .arr xs => '[' :: compactItems xs ++ [']']
   | .obj kvs => '{' :: compactMembers kvs ++ ['}']
 
@@ -74,41 +75,41 @@ mutual
 @[expose] def compactItems : List Json → Chars
   | [] => []
   | [x] => compact x
-  | x :: xs => compact x ++ ", ".toList ++ compactItems xs
+  | x :: xs => compact x ++ [',', ' '] ++ compactItems xs
 
 /-- The members of a compact object, separated by `", "`. -/
-@[expose] def compactMembers : List (String × Json) → Chars
+@[expose] def compactMembers : List (Chars × Json) → Chars
   | [] => []
-  | [(k, v)] => quote k.toList ++ ": ".toList ++ compact v
-  | (k, v) :: kvs => quote k.toList ++ ": ".toList ++ compact v ++ ", ".toList ++
+  | [(k, v)] => quote k ++ [':', ' '] ++ compact v
+  | (k, v) :: kvs => quote k ++ [':', ' '] ++ compact v ++ [',', ' '] ++
       compactMembers kvs
 end
 
 mutual
 /-- `json.dumps(x, ensure_ascii=False, indent=4)` for a value at nesting `level`. -/
 @[expose] def pretty (level : Nat) : Json → Chars
-  | .null => "null".toList
-  | .bool true => "true".toList
-  | .bool false => "false".toList
-  | .num s => s.toList
-  | .str s => quote s.toList
-  | .arr [] => "[]".toList
+  | .null => ['n', 'u', 'l', 'l']
+  | .bool true => ['t', 'r', 'u', 'e']
+  | .bool false => ['f', 'a', 'l', 's', 'e']
+  | .num s => s
+  | .str s => quote s
+  | .arr [] => ['[', ']']
   | .arr xs => '[' :: '\n' :: prettyItems (level + 1) xs ++ '\n' :: indentOf level ++ [']']
-  | .obj [] => "{}".toList
+  | .obj [] => ['{', '}']
   | .obj kvs => '{' :: '\n' :: prettyMembers (level + 1) kvs ++ '\n' :: indentOf level ++ ['}']
 
 /-- The items of an indented array, one per line at `level`. -/
 @[expose] def prettyItems (level : Nat) : List Json → Chars
   | [] => []
   | [x] => indentOf level ++ pretty level x
-  | x :: xs => indentOf level ++ pretty level x ++ ",\n".toList ++ prettyItems level xs
+  | x :: xs => indentOf level ++ pretty level x ++ [',', '\n'] ++ prettyItems level xs
 
 /-- The members of an indented object, one per line at `level`. -/
-@[expose] def prettyMembers (level : Nat) : List (String × Json) → Chars
+@[expose] def prettyMembers (level : Nat) : List (Chars × Json) → Chars
   | [] => []
-  | [(k, v)] => indentOf level ++ quote k.toList ++ ": ".toList ++ pretty level v
-  | (k, v) :: kvs => indentOf level ++ quote k.toList ++ ": ".toList ++ pretty level v ++
-      ",\n".toList ++ prettyMembers level kvs
+  | [(k, v)] => indentOf level ++ quote k ++ [':', ' '] ++ pretty level v
+  | (k, v) :: kvs => indentOf level ++ quote k ++ [':', ' '] ++ pretty level v ++
+      [',', '\n'] ++ prettyMembers level kvs
 end
 
 end Json

@@ -56,7 +56,7 @@ structure LlamaFmt where
   /-- Control tokens. -/
   ids : LlamaIds
   /-- `date_string` (default `"26 Jul 2024"`). -/
-  date : String
+  date : Chars
   /-- `tools_in_user_message` (default true). -/
   toolsInUser : Bool
   deriving DecidableEq, Repr
@@ -87,35 +87,58 @@ structure LConv where
 /-! ## Template text -/
 
 /-- `"Environment: ipython\n"` -/
-@[expose] def envLine : Chars := "Environment: ipython\n".toList
+@[expose] def envLine : Chars := ['E', 'n', 'v', 'i', 'r', 'o', 'n', 'm', 'e', 'n', 't', ':', ' ', 'i', 'p', 'y', 't', 'h',
+    'o', 'n', '\n']
+
+/-- `"Cutting Knowledge Date: December 2023\n" + "Today Date: "` -/
+@[expose] def cuttingLine : Chars :=
+  ['C', 'u', 't', 't', 'i', 'n', 'g', ' ', 'K', 'n', 'o', 'w', 'l', 'e', 'd', 'g', 'e', ' ',
+    'D', 'a', 't', 'e', ':', ' ', 'D', 'e', 'c', 'e', 'm', 'b', 'e', 'r', ' ', '2', '0', '2',
+    '3', '\n', 'T', 'o', 'd', 'a', 'y', ' ', 'D', 'a', 't', 'e', ':', ' ']
 
 /-- `"Cutting Knowledge Date: December 2023\n" + "Today Date: " + date_string + "\n\n"` -/
-@[expose] def dateLines (date : String) : Chars :=
-  ("Cutting Knowledge Date: December 2023\nToday Date: " ++ date ++ "\n\n").toList
+@[expose] def dateLines (date : Chars) : Chars :=
+  cuttingLine ++ date ++ ['\n', '\n']
 
 /-- `'Respond in the format {"name": …}.' + "Do not use variables.\n\n"` -/
 @[expose] def respondLine : Chars :=
-  ("Respond in the format {\"name\": function name, \"parameters\": dictionary of argument " ++
-    "name and its value}.Do not use variables.\n\n").toList
+  ['R', 'e', 's', 'p', 'o', 'n', 'd', ' ', 'i', 'n', ' ', 't', 'h', 'e', ' ', 'f', 'o', 'r',
+    'm', 'a', 't', ' ', '{', '"', 'n', 'a', 'm', 'e', '"', ':', ' ', 'f', 'u', 'n', 'c', 't',
+    'i', 'o', 'n', ' ', 'n', 'a', 'm', 'e', ',', ' ', '"', 'p', 'a', 'r', 'a', 'm', 'e', 't',
+    'e', 'r', 's', '"', ':', ' ', 'd', 'i', 'c', 't', 'i', 'o', 'n', 'a', 'r', 'y', ' ', 'o',
+    'f', ' ', 'a', 'r', 'g', 'u', 'm', 'e', 'n', 't', ' ', 'n', 'a', 'm', 'e', ' ', 'a', 'n',
+    'd', ' ', 'i', 't', 's', ' ', 'v', 'a', 'l', 'u', 'e', '}', '.', 'D', 'o', ' ', 'n', 'o',
+    't', ' ', 'u', 's', 'e', ' ', 'v', 'a', 'r', 'i', 'a', 'b', 'l', 'e', 's', '.', '\n', '\n']
 
 /-- The tool instructions of the system turn (`tools_in_user_message` false). -/
 @[expose] def systemToolsIntro : Chars :=
-  ("You have access to the following functions. To call a function, please respond with " ++
-    "JSON for a function call.").toList ++ respondLine
+  ['Y', 'o', 'u', ' ', 'h', 'a', 'v', 'e', ' ', 'a', 'c', 'c', 'e', 's', 's', ' ', 't', 'o',
+    ' ', 't', 'h', 'e', ' ', 'f', 'o', 'l', 'l', 'o', 'w', 'i', 'n', 'g', ' ', 'f', 'u', 'n',
+    'c', 't', 'i', 'o', 'n', 's', '.', ' ', 'T', 'o', ' ', 'c', 'a', 'l', 'l', ' ', 'a', ' ',
+    'f', 'u', 'n', 'c', 't', 'i', 'o', 'n', ',', ' ', 'p', 'l', 'e', 'a', 's', 'e', ' ', 'r',
+    'e', 's', 'p', 'o', 'n', 'd', ' ', 'w', 'i', 't', 'h', ' ', 'J', 'S', 'O', 'N', ' ', 'f',
+    'o', 'r', ' ', 'a', ' ', 'f', 'u', 'n', 'c', 't', 'i', 'o', 'n', ' ', 'c', 'a', 'l', 'l',
+    '.'] ++ respondLine
 
 /-- The tool instructions of the first user turn. -/
 @[expose] def userToolsIntro : Chars :=
-  ("Given the following functions, please respond with a JSON for a function call with its " ++
-    "proper arguments that best answers the given prompt.\n\n").toList ++ respondLine
+  ['G', 'i', 'v', 'e', 'n', ' ', 't', 'h', 'e', ' ', 'f', 'o', 'l', 'l', 'o', 'w', 'i', 'n',
+    'g', ' ', 'f', 'u', 'n', 'c', 't', 'i', 'o', 'n', 's', ',', ' ', 'p', 'l', 'e', 'a', 's',
+    'e', ' ', 'r', 'e', 's', 'p', 'o', 'n', 'd', ' ', 'w', 'i', 't', 'h', ' ', 'a', ' ', 'J',
+    'S', 'O', 'N', ' ', 'f', 'o', 'r', ' ', 'a', ' ', 'f', 'u', 'n', 'c', 't', 'i', 'o', 'n',
+    ' ', 'c', 'a', 'l', 'l', ' ', 'w', 'i', 't', 'h', ' ', 'i', 't', 's', ' ', 'p', 'r', 'o',
+    'p', 'e', 'r', ' ', 'a', 'r', 'g', 'u', 'm', 'e', 'n', 't', 's', ' ', 't', 'h', 'a', 't',
+    ' ', 'b', 'e', 's', 't', ' ', 'a', 'n', 's', 'w', 'e', 'r', 's', ' ', 't', 'h', 'e', ' ',
+    'g', 'i', 'v', 'e', 'n', ' ', 'p', 'r', 'o', 'm', 'p', 't', '.', '\n', '\n'] ++ respondLine
 
 /-- `'{"name": "'` -/
-@[expose] def callPre : Chars := "{\"name\": \"".toList
+@[expose] def callPre : Chars := ['{', '"', 'n', 'a', 'm', 'e', '"', ':', ' ', '"']
 
 /-- `'", ' + '"parameters": '` -/
-@[expose] def callSep : Chars := "\", \"parameters\": ".toList
+@[expose] def callSep : Chars := ['"', ',', ' ', '"', 'p', 'a', 'r', 'a', 'm', 'e', 't', 'e', 'r', 's', '"', ':', ' ']
 
 /-- `"\n\n"` -/
-@[expose] def nl2 : Chars := "\n\n".toList
+@[expose] def nl2 : Chars := ['\n', '\n']
 
 /-- The role is `assistant` (its turns are learned). -/
 @[expose] def LRole.isAssistant : LRole → Bool
@@ -124,9 +147,9 @@ structure LConv where
 
 /-- The header role name. -/
 @[expose] def LRole.name : LRole → Chars
-  | .system => "system".toList
-  | .user => "user".toList
-  | .assistant => "assistant".toList
+  | .system => ['s', 'y', 's', 't', 'e', 'm']
+  | .user => ['u', 's', 'e', 'r']
+  | .assistant => ['a', 's', 's', 'i', 's', 't', 'a', 'n', 't']
 
 /-- The tool blocks and the text after them: `tojson(indent=4) + "\n\n"` per tool. -/
 @[expose] def toolBlocks (tools : List Chars) : Chars :=
@@ -153,25 +176,25 @@ variable (f : LlamaFmt)
   [ctl f.ids.startHeader o false, txt role o false, ctl f.ids.endHeader o false, txt nl2 o false]
 
 /-- The generation prompt `'<|start_header_id|>assistant<|end_header_id|>\n\n'`. -/
-@[expose] def promptItems (o : Nat) : List Item := header f "assistant".toList o
+@[expose] def promptItems (o : Nat) : List Item := header f ['a', 's', 's', 'i', 's', 't', 'a', 'n', 't'] o
 
 /-- The items of one turn. -/
 @[expose] def turnItems : LTurn → List Item
   | .system env tools sys o =>
-      header f "system".toList o ++
+      header f ['s', 'y', 's', 't', 'e', 'm'] o ++
         [txt ((if env then envLine else []) ++ dateLines f.date ++
           (if env && !f.toolsInUser then systemToolsIntro ++ toolBlocks tools else [])) o false,
           pay sys o false, ctl f.ids.eot o false]
   | .userTools tools u o =>
-      header f "user".toList o ++
+      header f ['u', 's', 'e', 'r'] o ++
         [txt (userToolsIntro ++ toolBlocks tools) o false, pay u o false, ctl f.ids.eot o false]
   | .plain r p o =>
       let l := r.isAssistant
       header f r.name o ++ [pay p o l, ctl f.ids.eot o l]
   | .call n a o =>
-      header f "assistant".toList o ++
+      header f ['a', 's', 's', 'i', 's', 't', 'a', 'n', 't'] o ++
         [txt (callPre ++ n ++ callSep ++ a ++ ['}']) o true, ctl f.ids.eot o true]
-  | .ipython p o => header f "ipython".toList o ++ [pay p o false, ctl f.ids.eot o false]
+  | .ipython p o => header f ['i', 'p', 'y', 't', 'h', 'o', 'n'] o ++ [pay p o false, ctl f.ids.eot o false]
   | .sampled ts o => promptItems f o ++ [⟨.toks ts, ⟨o, true⟩⟩, ctl f.ids.eot o true]
 
 /-- The items of a lowered conversation: `bos_token`, the turns, the generation prompt. -/
@@ -210,7 +233,7 @@ arguments. -/
       match m.blocks with
       | [.sampled ts] => some (.sampled ts i)
       -- `'tool_calls' in message`: one call; the template does not write the content
-      | [.toolCall n a] | [.plain _, .toolCall n a] => some (.call n.toList a.toList i)
+      | [.toolCall n a] | [.plain _, .toolCall n a] => some (.call n a i)
       | _ => m.content?.map fun p => .plain .assistant (trimPay p) i
 
 /-- Lower the messages from index `i`. -/
@@ -294,7 +317,7 @@ message), the tools user turn, then every other message. -/
 /-- The system turn. -/
 @[expose] def unlayoutSystem (s : List Sym) : Option LTurn :=
   (turnBody f s).bind fun (role, x) =>
-    if role ≠ "system".toList then none else
+    if role ≠ ['s', 'y', 's', 't', 'e', 'm'] then none else
       let (env, y) := match stripPrefix? envLine x with
         | some y => (true, y)
         | none => (false, x)
@@ -307,17 +330,17 @@ message), the tools user turn, then every other message. -/
 /-- The tools user turn. -/
 @[expose] def unlayoutUserTools (s : List Sym) : Option LTurn :=
   (turnBody f s).bind fun (role, x) =>
-    if role ≠ "user".toList then none else
+    if role ≠ ['u', 's', 'e', 'r'] then none else
       (stripPrefix? userToolsIntro x).bind fun w => (parseBlocks w).map fun (ts, u) =>
         .userTools ts (.text u) 0
 
 /-- Any other turn. -/
 @[expose] def unlayoutTurn (s : List Sym) : Option LTurn :=
   (turnBody f s).bind fun (role, x) =>
-    if role = "user".toList then some (.plain .user (.text x) 0)
-    else if role = "system".toList then some (.plain .system (.text x) 0)
-    else if role = "ipython".toList then some (.ipython (.text x) 0)
-    else if role = "assistant".toList then
+    if role = ['u', 's', 'e', 'r'] then some (.plain .user (.text x) 0)
+    else if role = ['s', 'y', 's', 't', 'e', 'm'] then some (.plain .system (.text x) 0)
+    else if role = ['i', 'p', 'y', 't', 'h', 'o', 'n'] then some (.ipython (.text x) 0)
+    else if role = ['a', 's', 's', 'i', 's', 't', 'a', 'n', 't'] then
       match parseCall x with
       | some (n, a) => some (.call n a 0)
       | none => some (.plain .assistant (.text x) 0)

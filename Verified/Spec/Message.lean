@@ -23,6 +23,11 @@ and a body of blocks:
 A payload of `plain` and `reasoning` is `text s` (encoded by the codec together with the text
 around it) or `tokens ts` (kept verbatim, splitting the text span it sits in).
 
+Text is `Chars` (a list of characters) throughout: every function on it is then structurally
+recursive, so the kernel can evaluate renders of concrete conversations (the differential
+tests do; kernel evaluation of `String` literals is far too slow here). The FFI turns the
+UTF-8 strings it receives into `Chars`.
+
 Each chat family (`Spec/Qwen.lean`, `Spec/Llama.lean`) decides which shapes it can express and
 *lowers* a conversation to the turns its template writes.
 -/
@@ -51,7 +56,7 @@ inductive Role where
 /-- A payload as written by a user: text to be encoded, or tokens kept verbatim. -/
 inductive Payload where
   /-- Text, encoded by the codec with the text around it. -/
-  | text (s : String)
+  | text (s : Chars)
   /-- Tokens kept as they are (for instance sampled by the policy). -/
   | tokens (ts : List Token)
   deriving DecidableEq, Repr
@@ -63,7 +68,7 @@ inductive Block where
   /-- Reasoning ("thinking") content. -/
   | reasoning (p : Payload)
   /-- A tool call: the tool name and the argument text. -/
-  | toolCall (name args : String)
+  | toolCall (name args : Chars)
   /-- A sampled assistant turn: every token after the generation prompt, up to (not
   including) the end of turn. -/
   | sampled (ts : List Token)
@@ -98,7 +103,7 @@ inductive LPay where
 
 /-- The lowered form of a payload. -/
 @[expose] def Payload.lower : Payload → LPay
-  | .text s => .text s.toList
+  | .text s => .text s
   | .tokens ts => .toks ts
 
 /-- A lowered payload is empty (the template's `if content` is false). -/

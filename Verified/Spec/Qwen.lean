@@ -128,47 +128,65 @@ structure QConv where
 
 /-- `'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.'` (Qwen2.5). -/
 @[expose] def defaultSystem : Chars :=
-  "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.".toList
+  ['Y', 'o', 'u', ' ', 'a', 'r', 'e', ' ', 'Q', 'w', 'e', 'n', ',', ' ', 'c', 'r', 'e', 'a',
+    't', 'e', 'd', ' ', 'b', 'y', ' ', 'A', 'l', 'i', 'b', 'a', 'b', 'a', ' ', 'C', 'l', 'o',
+    'u', 'd', '.', ' ', 'Y', 'o', 'u', ' ', 'a', 'r', 'e', ' ', 'a', ' ', 'h', 'e', 'l', 'p',
+    'f', 'u', 'l', ' ', 'a', 's', 's', 'i', 's', 't', 'a', 'n', 't', '.']
 
 /-- `"# Tools\n\nYou may call one or more functions … XML tags:\n<tools>"` -/
 @[expose] def toolsIntro : Chars :=
-  ("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n" ++
-    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>").toList
+  ['#', ' ', 'T', 'o', 'o', 'l', 's', '\n', '\n', 'Y', 'o', 'u', ' ', 'm', 'a', 'y', ' ', 'c',
+    'a', 'l', 'l', ' ', 'o', 'n', 'e', ' ', 'o', 'r', ' ', 'm', 'o', 'r', 'e', ' ', 'f', 'u',
+    'n', 'c', 't', 'i', 'o', 'n', 's', ' ', 't', 'o', ' ', 'a', 's', 's', 'i', 's', 't', ' ',
+    'w', 'i', 't', 'h', ' ', 't', 'h', 'e', ' ', 'u', 's', 'e', 'r', ' ', 'q', 'u', 'e', 'r',
+    'y', '.', '\n', '\n', 'Y', 'o', 'u', ' ', 'a', 'r', 'e', ' ', 'p', 'r', 'o', 'v', 'i', 'd',
+    'e', 'd', ' ', 'w', 'i', 't', 'h', ' ', 'f', 'u', 'n', 'c', 't', 'i', 'o', 'n', ' ', 's',
+    'i', 'g', 'n', 'a', 't', 'u', 'r', 'e', 's', ' ', 'w', 'i', 't', 'h', 'i', 'n', ' ', '<',
+    't', 'o', 'o', 'l', 's', '>', '<', '/', 't', 'o', 'o', 'l', 's', '>', ' ', 'X', 'M', 'L',
+    ' ', 't', 'a', 'g', 's', ':', '\n', '<', 't', 'o', 'o', 'l', 's', '>']
 
 /-- `"\n</tools>\n\nFor each function call, … within "` (then `<tool_call></tool_call>`). -/
 @[expose] def toolsOutro : Chars :=
-  ("\n</tools>\n\nFor each function call, return a json object with function name and " ++
-    "arguments within ").toList
+  ['\n', '<', '/', 't', 'o', 'o', 'l', 's', '>', '\n', '\n', 'F', 'o', 'r', ' ', 'e', 'a',
+    'c', 'h', ' ', 'f', 'u', 'n', 'c', 't', 'i', 'o', 'n', ' ', 'c', 'a', 'l', 'l', ',', ' ',
+    'r', 'e', 't', 'u', 'r', 'n', ' ', 'a', ' ', 'j', 's', 'o', 'n', ' ', 'o', 'b', 'j', 'e',
+    'c', 't', ' ', 'w', 'i', 't', 'h', ' ', 'f', 'u', 'n', 'c', 't', 'i', 'o', 'n', ' ', 'n',
+    'a', 'm', 'e', ' ', 'a', 'n', 'd', ' ', 'a', 'r', 'g', 'u', 'm', 'e', 'n', 't', 's', ' ',
+    'w', 'i', 't', 'h', 'i', 'n', ' ']
 
 /-- `" XML tags:\n"` (between `</tool_call>` and `<tool_call>` of the preamble). -/
-@[expose] def toolsTags : Chars := " XML tags:\n".toList
+@[expose] def toolsTags : Chars := [' ', 'X', 'M', 'L', ' ', 't', 'a', 'g', 's', ':', '\n']
 
 /-- `"\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n"` -/
 @[expose] def toolsExample : Chars :=
-  "\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n".toList
+  ['\n', '{', '"', 'n', 'a', 'm', 'e', '"', ':', ' ', '<', 'f', 'u', 'n', 'c', 't', 'i', 'o',
+    'n', '-', 'n', 'a', 'm', 'e', '>', ',', ' ', '"', 'a', 'r', 'g', 'u', 'm', 'e', 'n', 't',
+    's', '"', ':', ' ', '<', 'a', 'r', 'g', 's', '-', 'j', 's', 'o', 'n', '-', 'o', 'b', 'j',
+    'e', 'c', 't', '>', '}', '\n']
 
 /-- `'\n{"name": "'` after `<tool_call>`. -/
-@[expose] def callPre : Chars := "\n{\"name\": \"".toList
+@[expose] def callPre : Chars := ['\n', '{', '"', 'n', 'a', 'm', 'e', '"', ':', ' ', '"']
 
 /-- `'", "arguments": '` -/
-@[expose] def callSep : Chars := "\", \"arguments\": ".toList
+@[expose] def callSep : Chars := ['"', ',', ' ', '"', 'a', 'r', 'g', 'u', 'm', 'e', 'n', 't', 's', '"', ':', ' ']
 
 /-- `'}\n'` before `</tool_call>`. -/
-@[expose] def callPost : Chars := "}\n".toList
+@[expose] def callPost : Chars := ['}', '\n']
 
 /-- `'<tool_response>\n'` as text (Qwen2.5). -/
-@[expose] def respOpenText : Chars := "<tool_response>\n".toList
+@[expose] def respOpenText : Chars := ['<', 't', 'o', 'o', 'l', '_', 'r', 'e', 's', 'p', 'o', 'n', 's', 'e', '>', '\n']
 
 /-- `'\n</tool_response>'` as text (Qwen2.5). -/
-@[expose] def respCloseText : Chars := "\n</tool_response>".toList
+@[expose] def respCloseText : Chars := ['\n', '<', '/', 't', 'o', 'o', 'l', '_', 'r', 'e', 's', 'p', 'o', 'n', 's', 'e', '>']
 
 /-- Between two results written as text (Qwen2.5). -/
-@[expose] def respSepText : Chars := "\n</tool_response>\n<tool_response>\n".toList
+@[expose] def respSepText : Chars := ['\n', '<', '/', 't', 'o', 'o', 'l', '_', 'r', 'e', 's', 'p', 'o', 'n', 's', 'e', '>', '\n',
+    '<', 't', 'o', 'o', 'l', '_', 'r', 'e', 's', 'p', 'o', 'n', 's', 'e', '>', '\n']
 
 /-- The role name of a plain turn. -/
 @[expose] def PRole.name : PRole → Chars
-  | .system => "system".toList
-  | .user => "user".toList
+  | .system => ['s', 'y', 's', 't', 'e', 'm']
+  | .user => ['u', 's', 'e', 'r']
 
 /-! ## Layout -/
 
@@ -194,10 +212,10 @@ assistant turns). -/
 /-- The generation prompt: `'<|im_start|>assistant\n'`, then `'<think>\n\n</think>\n\n'`
 when `enable_thinking is false`. -/
 @[expose] def promptItems (o : Nat) : List Item :=
-  [ctl f.ids.imStart o false, txt "assistant\n".toList o false] ++
+  [ctl f.ids.imStart o false, txt ['a', 's', 's', 'i', 's', 't', 'a', 'n', 't', '\n'] o false] ++
     match f.ids.think, f.enableThinking with
     | some (a, b), false =>
-        [ctl a o false, txt "\n\n".toList o false, ctl b o false, txt "\n\n".toList o false]
+        [ctl a o false, txt ['\n', '\n'] o false, ctl b o false, txt ['\n', '\n'] o false]
     | _, _ => []
 
 /-- One tool call; `sep` is the `'\n'` written before it (after content or another call). -/
@@ -235,25 +253,25 @@ generation prompt already holds (`enable_thinking is false`). -/
   | .plain r p o => [ctl f.ids.imStart o false, txt (r.name ++ ['\n']) o false, pay p o false] ++
       footer f o false
   | .toolsSystem sys tools o =>
-      [ctl f.ids.imStart o false, txt "system\n".toList o false] ++
+      [ctl f.ids.imStart o false, txt ['s', 'y', 's', 't', 'e', 'm', '\n'] o false] ++
         (match sys with
-          | some p => [pay p o false, txt "\n\n".toList o false]
+          | some p => [pay p o false, txt ['\n', '\n'] o false]
           | none => []) ++
         [txt toolsIntro o false] ++ tools.map (fun j => txt ('\n' :: j) o false) ++
         [txt toolsOutro o false, ctl f.ids.callOpen o false, ctl f.ids.callClose o false,
           txt toolsTags o false, ctl f.ids.callOpen o false, txt toolsExample o false,
           ctl f.ids.callClose o false] ++ footer f o false
   | .assistant think content sep calls o =>
-      [ctl f.ids.imStart o false, txt "assistant\n".toList o false] ++
+      [ctl f.ids.imStart o false, txt ['a', 's', 's', 'i', 's', 't', 'a', 'n', 't', '\n'] o false] ++
         (match think, f.ids.think with
           | some r, some (a, b) =>
               let l := thinkLearned f r
               [ctl a o l, txt ['\n'] o l, pay r o l, txt ['\n'] o l, ctl b o l,
-                txt "\n\n".toList o l]
+                txt ['\n', '\n'] o l]
           | _, _ => []) ++
         [pay content o true] ++ callsItems f sep o calls ++ footer f o true
   | .toolGroup rs =>
-      [ctl f.ids.imStart (groupOwner rs) false, txt "user".toList (groupOwner rs) false] ++
+      [ctl f.ids.imStart (groupOwner rs) false, txt ['u', 's', 'e', 'r'] (groupOwner rs) false] ++
         rs.flatMap (resultItems f) ++ footer f (groupOwner rs) false
   | .sampled ts o => promptItems f o ++ [⟨.toks ts, ⟨o, true⟩⟩] ++ footer f o true
 
@@ -270,7 +288,7 @@ generation prompt already holds (`enable_thinking is false`). -/
 (`message.content.startswith('<tool_response>') and message.content.endswith('</tool_response>')`). -/
 @[expose] def isResponseText (p : LPay) : Bool :=
   match p with
-  | .text cs => "<tool_response>".toList.isPrefixOf cs && "</tool_response>".toList.isSuffixOf cs
+  | .text cs => ['<', 't', 'o', 'o', 'l', '_', 'r', 'e', 's', 'p', 'o', 'n', 's', 'e', '>'].isPrefixOf cs && ['<', '/', 't', 'o', 'o', 'l', '_', 'r', 'e', 's', 'p', 'o', 'n', 's', 'e', '>'].isSuffixOf cs
   | .toks _ => false
 
 /-- `ns.last_query_index`: the last user message that is a query, else the last index. -/
@@ -293,7 +311,7 @@ where
   /-- Calls only. -/
   callsOf : List Block → Option (List Call)
     | [] => some []
-    | .toolCall n a :: bs => (callsOf bs).map (⟨n.toList, a.toList⟩ :: ·)
+    | .toolCall n a :: bs => (callsOf bs).map (⟨n, a⟩ :: ·)
     | _ => none
 
 /-- `reasoning_content.strip('\n')` -/
@@ -396,7 +414,7 @@ separator (Qwen2.5), and no Qwen2.5 user text reads as tool results. -/
       tools.all (fun j => !j.contains '\n') &&
         match sys with
         | some p => payFree f.ids.reserved p &&
-            textOk (fun cs => clearOf toolsIntro (cs ++ "\n\n".toList)) p
+            textOk (fun cs => clearOf toolsIntro (cs ++ ['\n', '\n'])) p
         | none => true
   | .assistant think c sep calls _ =>
       (match think with
@@ -463,7 +481,7 @@ symbols after it. -/
             if t' = b then
               (stripPrefix? ['\n'] r.1).bind fun y => (stripSuffix? ['\n'] y).bind fun think =>
                 let r' := takeText rest''
-                (stripPrefix? "\n\n".toList r'.1).bind fun z =>
+                (stripPrefix? ['\n', '\n'] r'.1).bind fun z =>
                   (contentCalls f z r'.2).map fun (c, sep, ks) =>
                     .assistant (some (.text think)) c sep ks 0
             else none
@@ -488,7 +506,7 @@ symbols after it. -/
   else if rest = toolsTail f then
     (stripSuffix? toolsOutro x).bind fun y => (splitFirst toolsIntro y).bind fun r =>
       if r.1 = [] then some (.toolsSystem none (toolLines r.2) 0)
-      else (stripSuffix? "\n\n".toList r.1).map fun sys =>
+      else (stripSuffix? ['\n', '\n'] r.1).map fun sys =>
         .toolsSystem (some (.text sys)) (toolLines r.2) 0
   else none
 
@@ -527,13 +545,13 @@ symbols after it. -/
 /-- One turn, from the symbols after `<|im_start|>`. -/
 @[expose] def unlayoutTurn (s : List Sym) : Option QTurn :=
   let r := takeText s
-  match stripPrefix? "assistant\n".toList r.1 with
+  match stripPrefix? ['a', 's', 's', 'i', 's', 't', 'a', 'n', 't', '\n'] r.1 with
   | some x => unlayoutAssistant f x r.2
   | none =>
-      match stripPrefix? "system\n".toList r.1 with
+      match stripPrefix? ['s', 'y', 's', 't', 'e', 'm', '\n'] r.1 with
       | some x => unlayoutSystem f x r.2
       | none =>
-          match stripPrefix? "user".toList r.1 with
+          match stripPrefix? ['u', 's', 'e', 'r'] r.1 with
           | some x => unlayoutUser f x r.2
           | none => none
 

@@ -91,9 +91,15 @@ structure Item where
   | .tok _ => true
   | _ => false
 
-/-- The layout has no verbatim tokens (all its payloads are text). -/
+/-- A verbatim-token item (even an empty one). -/
+@[expose] def Piece.isToks : Piece → Bool
+  | .toks _ => true
+  | _ => false
+
+/-- The layout has no verbatim-token item: all its payloads are text. Stated on items, not
+symbols: an empty token payload has no symbol, yet a parser cannot tell it from empty text. -/
 @[expose] def textOnly (items : List Item) : Bool :=
-  (syms items).all fun s => !s.isTok
+  items.all fun i => !i.piece.isToks
 
 /-- The control tokens of a symbol stream, in order. -/
 @[expose] def ctrls (s : List Sym) : List Token :=

@@ -8,10 +8,10 @@ public section
 The token layer of the formal model (see `shared/DESIGN.md`, "The formal model").
 
 * `Token` is a natural number; the FFI carries it as a little-endian `u32`.
-* Text is a list of characters (`Chars`). The render works on `Chars` rather than `String`
-  because every operation on it is then structurally recursive, so the kernel can evaluate
-  renders of concrete conversations (the differential tests do exactly that); user-facing
-  payloads are `String`s, turned into `Chars` by `String.toList`.
+* Text is a list of characters (`Chars`), in conversations as in renders: every operation on
+  it is then structurally recursive, so the kernel can evaluate renders of concrete
+  conversations (the differential tests do that; kernel evaluation of `String` literals is far
+  too slow here). `utf8_eq_toUTF8` (`Thm/Token.lean`) ties `utf8` to `String.toUTF8`.
 * `utf8` is the UTF-8 encoding (`String.utf8EncodeChar` per character, the same function
   core's `String.toUTF8` is built from) and `utf8Decode` a structural decoder with
   `utf8Decode (utf8 cs) = some cs` (`Thm/Token.lean`).

@@ -35,7 +35,7 @@ theorem parse_render (hF : F.Lawful) {codec : Codec} (hc : codec.Lawful F.reserv
     {c : Conversation} {l : F.Lowered} (hl : F.lower c = some l)
     (ht : textOnly (F.layout l) = true) :
     F.parse codec (ids (encodeItems codec (F.layout l))) = some (F.erase l) := by
-  have htext : (syms (F.layout l)).all (fun x => !x.isTok) = true := ht
+  have htext := syms_all_not_tok_of_textOnly ht
   simp only [parse, ids_encodeItems,
     decodeSyms_encodeSyms hc _ (hF.ctrl_reserved l) htext, Option.bind_some]
   exact hF.unlayout_layout c l hl ht
@@ -86,7 +86,7 @@ theorem no_forgery (hF : F.Lawful) {codec : Codec} (hc : codec.Lawful F.reserved
     (l : F.Lowered) (ht : textOnly (F.layout l) = true) :
     (ids (encodeItems codec (F.layout l))).filter (isReserved F.reserved) =
       ctrls (syms (F.layout l)) := by
-  have htext : (syms (F.layout l)).all (fun x => !x.isTok) = true := ht
+  have htext := syms_all_not_tok_of_textOnly ht
   rw [ids_encodeItems]
   exact reserved_of_encodeSyms hc _ (hF.ctrl_reserved l) htext
 

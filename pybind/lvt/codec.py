@@ -99,6 +99,10 @@ def bytes_to_unicode() -> dict[int, str]:
     return dict(zip(bs, (chr(c) for c in cs), strict=True))
 
 
+#: The inverse of :func:`bytes_to_unicode` (byte-level BPE characters to bytes).
+_BYTE_DECODER: dict[str, int] = {}
+
+
 def _unicode_form(n: Any) -> str | None:
     """The Unicode normal form a tokenizer normalizer applies (``None`` when it applies none,
     or something else than a normal form)."""
@@ -110,6 +114,10 @@ def _unicode_form(n: Any) -> str | None:
         forms = [f for f in (_unicode_form(x) for x in n.get("normalizers", [])) if f]
         return forms[-1] if forms else None
     return None
+
+
+def _fill_byte_decoder() -> None:
+    _BYTE_DECODER.update({c: b for b, c in bytes_to_unicode().items()})
 
 
 def _is_byte_level_decoder(d: Any) -> bool:
@@ -158,7 +166,7 @@ class TokenizerCodec:
         self.cache_size = int(cache_size)
         self._cache: OrderedDict[str, tuple[int, ...]] = OrderedDict()
         self._lock = threading.Lock()
-        self._lengths: np.ndarray | None = None
+        self._lengths: dict[int, int] = {}
         self._byte_table: list[bytes | None] | None = None
         self._valid: np.ndarray | None = None
         self.hits = 0
@@ -300,18 +308,23 @@ class TokenizerCodec:
             out.append(b)
         return b"".join(out)
 
-    def token_byte_lengths(self, ts: Sequence[int]) -> np.ndarray:
-        """The number of bytes each token decodes to."""
-        if self._lengths is None:
-            table = self._table()
-            if table is None:
-                self._lengths = np.array(
-                    [len(self.decode_bytes([i])) for i in range(self.vocab_size)], dtype=np.int64
-                )
+    def token_byte_length(self, t: int) -> int:
+        """The number of bytes token ``t`` decodes to (memoised per id)."""
+        n = self._lengths.get(t)
+        if n is None:
+            if self._byte_level:
+                tok = self._tokenizer.id_to_token(int(t))
+                if tok is None:
+                    raise LvtError(f"token id {t} is not in the vocabulary")
+                if int(t) in self._added:
+                    n = len(self._added[int(t)].encode("utf-8"))
+                else:
+                    dec = _BYTE_DECODER
+                    n = sum(1 if c in dec else len(c.encode("utf-8")) for c in tok)
             else:
-                self._lengths = np.array([len(b) if b is not None else 0 for b in table],
-                                         dtype=np.int64)
-        return self._lengths[np.asarray(ts, dtype=np.int64)]
+                n = len(self.decode_bytes([t]))
+            self._lengths[t] = n
+        return n
 
     def decode(self, ts: Sequence[int]) -> str:
         """Decode tokens to text with the wrapped tokenizer (special tokens kept)."""
@@ -355,3 +368,6 @@ def _check_scalar_values(s: str) -> None:
         raise ConversationError(
             None, f"text contains a lone surrogate U+{ord(s[e.start]):04X} at offset {e.start}"
         ) from None
+
+
+_fill_byte_decoder()

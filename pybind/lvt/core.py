@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
-import numpy as np
-
 __all__ = [
     "CTRL",
     "TEXT",
@@ -88,7 +86,7 @@ def pay(p: str | tuple[int, ...], o: int, learn: bool) -> Item:
 
 
 def text_only(items: Iterable[Item]) -> bool:
-    """``textOnly``: the layout has no verbatim tokens."""
+    """``textOnly``: the layout has no verbatim-token item (an empty one counts)."""
     return all(i.kind != TOKS for i in items)
 
 
@@ -212,13 +210,13 @@ def parse_pieces(
 
 class SpanCodec:
     """What :func:`encode_items` and :func:`decode_syms` need from a codec: ``encode_tuples``
-    (cached, law-checked encoding of many texts), ``token_byte_lengths`` and
+    (cached, law-checked encoding of many texts), ``token_byte_length`` and
     ``decode_bytes``. :class:`lvt.codec.TokenizerCodec` is one."""
 
     def encode_tuples(self, texts: Sequence[str]) -> list[tuple[int, ...]]:  # pragma: no cover
         raise NotImplementedError
 
-    def token_byte_lengths(self, ids: Sequence[int]) -> np.ndarray:  # pragma: no cover
+    def token_byte_length(self, t: int) -> int:  # pragma: no cover
         raise NotImplementedError
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:  # pragma: no cover
@@ -263,19 +261,30 @@ def encode_items(
         n = len(ts)
         ids.extend(ts)
         src.extend([1] * n)
-        first = run[0]
-        if all(i.owner == first.owner and i.learn == first.learn for i in run):
-            loss.extend([int(first.learn)] * n)
-            own.extend([first.owner] * n)
-        else:
-            # assign: each token takes the annotation of the item its first byte lies in
-            lens = codec.token_byte_lengths(ts)
-            starts = np.concatenate(([0], np.cumsum(lens)[:-1])) if n else np.zeros(0, int)
-            bounds = np.cumsum([len(i.value.encode("utf-8")) for i in run])
-            k = np.searchsorted(bounds, starts, side="right")
-            k = np.minimum(k, len(run) - 1)
-            loss.extend(int(run[j].learn) for j in k)
-            own.extend(run[j].owner for j in k)
+        last = run[-1]
+        if all(i.owner == last.owner and i.learn == last.learn for i in run):
+            loss.extend([int(last.learn)] * n)
+            own.extend([last.owner] * n)
+            run.clear()
+            return
+        # assign: each token takes the annotation of the item its first byte lies in; walk
+        # the tokens only up to the start of the last item, the rest take its annotation
+        ends = []
+        acc = 0
+        for i in run:
+            acc += len(i.value.encode("utf-8"))
+            ends.append(acc)
+        last_start = ends[-2]
+        off = part = j = 0
+        while j < n and off < last_start:
+            while off >= ends[part]:
+                part += 1
+            loss.append(int(run[part].learn))
+            own.append(run[part].owner)
+            off += codec.token_byte_length(ts[j])
+            j += 1
+        loss.extend([int(last.learn)] * (n - j))
+        own.extend([last.owner] * (n - j))
         run.clear()
 
     for i in items:

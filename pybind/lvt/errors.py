@@ -11,7 +11,6 @@ __all__ = [
     "ConversationError",
     "FormatError",
     "LvtError",
-    "NativeLibraryError",
     "ParseError",
 ]
 
@@ -89,7 +88,3 @@ class ParseError(LvtError, ValueError):
         self.reason = reason
         where = "" if position is None else f" at token {position}"
         super().__init__(f"not a render{where}: {reason}")
-
-
-class NativeLibraryError(LvtError):
-    """The Lean-built shared library could not be loaded or returned an error."""

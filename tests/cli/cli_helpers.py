@@ -7,6 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+#: The shipped formats the corpus checks cover.
+FORMATS = ("qwen2.5", "qwen3", "qwen3-stable", "llama3.1")
+
 
 def write_jsonl(path: Path, rows: list[Any]) -> Path:
     """Write rows (objects, or raw strings written verbatim) as JSON lines."""
@@ -16,10 +21,43 @@ def write_jsonl(path: Path, rows: list[Any]) -> Path:
     return path
 
 
-#: A Llama 3 template that renders content verbatim (no trim): what lvt's llama3 format
-#: renders, written the string-then-tokenize way.
-EXACT_LLAMA3 = (
-    "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>\n\n"
-    "{{ m['content'] }}<|eot_id|>{% endfor %}"
-    "{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}"
-)
+def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, Any]:
+    """Run ``lvt`` in-process with ``--json``; the exit code and the parsed output."""
+    from lvt.cli import main
+
+    rc = main([*argv, "--json"])
+    out = capsys.readouterr().out
+    return rc, json.loads(out)
+
+
+def user(text: str) -> dict[str, Any]:
+    """A user message."""
+    return {"role": "user", "content": text}
+
+
+def assistant(text: str | None, **extra: Any) -> dict[str, Any]:
+    """An assistant message (``reasoning_content=``, ``tool_calls=`` in ``extra``)."""
+    return {"role": "assistant", "content": text, **extra}
+
+
+def call(name: str, args: Any, cid: str = "call_1") -> dict[str, Any]:
+    """A tool call with the given arguments (an object, or a string)."""
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+
+
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "Current weather for a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"]}}}
+
+#: A tool-use exchange every format renders (one call, object arguments).
+TOOL_CONV = {
+    "id": "tool",
+    "tools": [WEATHER_TOOL],
+    "messages": [
+        user("Weather in Oslo?"),
+        assistant(None, tool_calls=[call("get_weather", {"city": "Oslo"})]),
+        {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "7 C"},
+        assistant("It is 7 C."),
+    ],
+}

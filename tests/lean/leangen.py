@@ -2,16 +2,15 @@
 """Helpers for the Lean-driven tests: load the checker, stage a copy of the library, run the
 checker and read its per-module verdicts, and turn Python values into Lean source terms.
 
-The second half is the Python → Lean generator of the differential tests: it writes an
-`EncFormat` (or a shipped `ChatFormat` instantiated with `charCodec`) and a token-level
-`Conversation` as Lean terms, so that a generated module can state, for each vector rendered
-by the reference backend `lvt.spec`, an `example … := by decide` that the Lean kernel checks
-against the proven definitions of `Verified/Spec`.
+The second half is the Python → Lean generator of the differential tests: it writes a
+conversation (`Verified.Conversation`, strings and JSON tools), a format instance
+(`Qwen.QwenFmt`, `Llama.LlamaFmt`) and the results the Python transliteration (`lvt.core`,
+`lvt.families`) computes, as `example … := by decide` statements the Lean kernel checks
+against the definitions of `Verified/Spec`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.machinery
 import importlib.util
 import os
@@ -140,145 +139,205 @@ def lean_available() -> bool:
 # Python values → Lean terms
 # ---------------------------------------------------------------------------------------
 
-ROLES = ("system", "developer", "user", "assistant", "tool")
-KINDS = ("plain", "reasoning", "toolCall")
-
 
 def nat_list(xs: Iterable[int]) -> str:
     """A `List Nat` literal."""
     return "[" + ", ".join(str(int(x)) for x in xs) + "]"
 
 
-def bool_list(xs: Iterable[Any]) -> str:
-    """A `List Bool` literal (accepts bools or 0/1)."""
-    return "[" + ", ".join("true" if bool(x) else "false" for x in xs) + "]"
+def lean_char(c: str) -> str:
+    """A Lean `Char` literal."""
+    n = ord(c)
+    esc = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+    if c in esc:
+        return f"'{esc[c]}'"
+    if n < 0x20 or n == 0x7F:
+        return f"'\\x{n:02x}'"
+    return f"'{c}'"
 
 
-def _enum_name(x: Any) -> str:
-    """The Lean constructor name of a Python Role/BlockKind/Src member."""
-    raw = getattr(x, "value", x)
-    key = raw if isinstance(raw, str) else getattr(x, "name", str(x))
-    key = key.lower()
-    return {"tool_call": "toolCall", "toolcall": "toolCall"}.get(key, key)
+def lean_string(s: str) -> str:
+    """A `Chars` literal for ``s`` (a list of `Char` literals: the kernel evaluates lists of
+    characters quickly, `String` literals very slowly)."""
+    return "[" + ", ".join(lean_char(c) for c in s) + "]"
 
 
-def _lookup(table: Mapping[Any, Sequence[int]], lean_name: str) -> Sequence[int]:
-    for k, v in table.items():
-        if _enum_name(k) == lean_name:
-            return v
-    return ()
+def json_term(j: Any) -> str:
+    """A `Json` term for a frozen JSON value (``lvt.jsonfmt``)."""
+    from lvt.jsonfmt import JArr, JNum, JObj
+
+    if j is None:
+        return ".null"
+    if j is True or j is False:
+        return f"(.bool {str(j).lower()})"
+    if isinstance(j, JNum):
+        return f"(.num {lean_string(j.text)})"
+    if isinstance(j, str):
+        return f"(.str {lean_string(j)})"
+    if isinstance(j, JArr):
+        return "(.arr [" + ", ".join(json_term(x) for x in j.items) + "])"
+    assert isinstance(j, JObj)
+    return "(.obj [" + ", ".join(f"({lean_string(k)}, {json_term(v)})"
+                                  for k, v in j.members) + "])"
 
 
-def enc_format_term(f: Any) -> str:
-    """An `EncFormat` term for an `lvt.spec.EncFormat` (pre-encoded format)."""
-    header = " ".join(f"| .{r} => {nat_list(_lookup(f.header, r))}" for r in ROLES)
-    footer = " ".join(f"| .{r} => {nat_list(_lookup(f.footer, r))}" for r in ROLES)
-    bopen = " ".join(f"| .{k} => {nat_list(_lookup(f.block_open, k))}" for k in KINDS)
-    bclose = " ".join(f"| .{k} => {nat_list(_lookup(f.block_close, k))}" for k in KINDS)
-    return ("({ reserved := " + nat_list(f.reserved)
-            + ", bos := " + nat_list(f.bos)
-            + ", header := fun " + header
-            + ", footer := fun " + footer
-            + ", blockOpen := fun " + bopen
-            + ", blockClose := fun " + bclose
-            + ", toolSep := " + nat_list(f.tool_sep) + " } : EncFormat)")
+def payload_term(p: Any) -> str:
+    from lvt.model import Text, Tokens
 
-
-def _payload_ids(p: Any) -> Sequence[int]:
-    ids = getattr(p, "ids", None)
-    if ids is None:
-        raise TypeError(f"expected a token payload (lvt.model.Tokens), got {p!r}")
-    return ids
+    if isinstance(p, Text):
+        return f"(.text {lean_string(p.text)})"
+    assert isinstance(p, Tokens)
+    return f"(.tokens {nat_list(p.ids)})"
 
 
 def block_term(b: Any) -> str:
-    """A `Block (List Token)` term for an `lvt.model` block with token payloads."""
-    cls = type(b).__name__
-    if cls == "Plain":
-        return f".plain {nat_list(_payload_ids(b.payload))}"
-    if cls == "Reasoning":
-        return f".reasoning {nat_list(_payload_ids(b.payload))}"
-    if cls == "ToolCall":
-        return (f".toolCall {nat_list(_payload_ids(b.name))} "
-                f"{nat_list(_payload_ids(b.args))}")
-    raise TypeError(f"unknown block {b!r}")
+    from lvt.model import Plain, Reasoning, Sampled, ToolCall
 
-
-def message_term(m: Any) -> str:
-    blocks = ", ".join(f"({block_term(b)})" for b in m.blocks)
-    return f"⟨.{_enum_name(m.role)}, [{blocks}]⟩"
+    if isinstance(b, Plain):
+        return f".plain {payload_term(b.payload)}"
+    if isinstance(b, Reasoning):
+        return f".reasoning {payload_term(b.payload)}"
+    if isinstance(b, ToolCall):
+        return f".toolCall {lean_string(b.name)} {lean_string(b.args)}"
+    assert isinstance(b, Sampled)
+    return f".sampled {nat_list(b.ids)}"
 
 
 def conversation_term(c: Any) -> str:
-    """A `Conversation (List Token)` term for a token-level `lvt.model.Conversation`."""
-    msgs = ", ".join(message_term(m) for m in c.messages)
+    """A `Conversation` term."""
+    msgs = ", ".join(f"⟨.{m.role.value}, [{', '.join(f'({block_term(b)})' for b in m.blocks)}]⟩"
+                     for m in c.messages)
+    tools = "none" if c.tools is None else "(some [" + ", ".join(
+        json_term(t) for t in c.tools) + "])"
     gen = "true" if c.add_generation_prompt else "false"
-    return f"({{ messages := [{msgs}], addGenerationPrompt := {gen} }} : Conversation (List Token))"
+    return f"(⟨[{msgs}], {tools}, {gen}⟩ : Conversation)"
 
 
-def option_conversation_term(c: Any | None) -> str:
-    return "none" if c is None else f"some {conversation_term(c)}"
+def _opt_pair(p: tuple[int, int] | None) -> str:
+    return "none" if p is None else f"(some ({p[0]}, {p[1]}))"
 
 
-# Shipped formats: Lean constructor and id-structure field order, for instantiating
-# `Verified.Formats.<fmt> ids` with `charCodec` in Lean from the same ids Python used.
-SHIPPED_FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "chatml": ("chatml", ("imStart", "imEnd", "endOfText", "toolCallOpen", "toolCallClose")),
-    "qwen3": ("qwen3", ("imStart", "imEnd", "endOfText", "toolCallOpen", "toolCallClose",
-                        "thinkOpen", "thinkClose")),
-    "llama3": ("llama3", ("beginOfText", "endOfText", "startHeader", "endHeader", "eom", "eot",
-                          "pythonTag")),
-    "mistral": ("mistral", ("bos", "eos", "inst", "instEnd", "systemOpen", "systemClose",
-                            "toolCalls", "args", "toolResults", "toolResultsEnd")),
-    "harmony": ("harmony", ("start", "end", "message", "channel", "constrain", "return",
-                            "call")),
-    "deepseek_r1": ("deepseekR1", ("bos", "eos", "user", "assistant", "thinkOpen",
-                                   "thinkClose", "toolCallsBegin", "toolCallsEnd",
-                                   "toolCallBegin", "toolCallEnd", "toolSep",
-                                   "toolOutputsBegin", "toolOutputsEnd", "toolOutputBegin",
-                                   "toolOutputEnd")),
-    "gemma": ("gemma", ("bos", "eos", "startOfTurn", "endOfTurn")),
-}
+def format_term(fam: Any) -> str:
+    """The Lean format instance of a family instance (``lvt.families``)."""
+    from lvt.families.llama import Llama
+    from lvt.families.qwen import Qwen
+
+    if isinstance(fam, Qwen):
+        i = fam.ids
+        ids = (f"⟨{i.im_start}, {i.im_end}, {i.call_open}, {i.call_close}, "
+               f"{_opt_pair(i.tool_response)}, {_opt_pair(i.think)}, {nat_list(i.extra)}⟩")
+        mode = {"v25": ".v25", "exact": ".exact", "stable": ".stable"}[fam.mode]
+        return f"(⟨{ids}, {mode}, {str(fam.enable_thinking).lower()}⟩ : Qwen.QwenFmt)"
+    assert isinstance(fam, Llama)
+    i = fam.ids
+    ids = f"⟨{i.bos}, {i.start_header}, {i.end_header}, {i.eot}, {nat_list(i.extra)}⟩"
+    return (f"(⟨{ids}, {lean_string(fam.date)}, {str(fam.tools_in_user).lower()}⟩ : "
+            "Llama.LlamaFmt)")
 
 
-def _lean_field(name: str) -> str:
-    return f"«{name}»" if name in ("end", "return") else name
+def family_ns(fam: Any) -> str:
+    from lvt.families.qwen import Qwen
+
+    return "Qwen" if isinstance(fam, Qwen) else "Llama"
 
 
-def shipped_format_term(kind: str, ids: Sequence[int]) -> str:
-    """`((Verified.Formats.<kind> {ids}).encode charCodec)`: the shipped format, pre-encoded by
-    the kernel-evaluable character codec."""
-    ctor, fields = SHIPPED_FIELDS[kind]
-    if len(ids) != len(fields):
-        raise ValueError(f"{kind}: {len(fields)} ids expected, got {len(ids)}")
-    body = ", ".join(f"{_lean_field(n)} := {int(v)}" for n, v in zip(fields, ids, strict=True))
-    return f"((Formats.{ctor} {{ {body} }}).encode Formats.charCodec)"
+# ---------------------------------------------------------------------------------------
+# Codes: what the examples compare (core instances only, so the kernel can decide them)
+# ---------------------------------------------------------------------------------------
+
+CODES = """/-- An injective code of a layout: per item its kind, content, owner and loss bit. -/
+def layoutCode (items : List Item) : List Nat :=
+  items.flatMap fun i =>
+    (match i.piece with
+      | .ctrl t => [0, t]
+      | .text cs => [1, cs.length] ++ cs.map Char.toNat
+      | .toks ts => [2, ts.length] ++ ts) ++ [i.ann.owner, if i.ann.learn then 1 else 0]
+
+/-- A code of a render: per cell the id, provenance, owner and loss bit. -/
+def cellsCode (cs : List Cell) : List Nat :=
+  cs.flatMap fun c => [c.tok, (match c.src with | .ctrl => 0 | .text => 1 | .toks => 2),
+    c.owner, if c.loss then 1 else 0]
+
+/-- A 61-bit polynomial hash of a code: the examples state hashes, so that no large list
+literal has to be elaborated (elaborating a numeral costs far more than the kernel's work). -/
+def hashCode (l : List Nat) : Nat :=
+  l.foldl (fun a x => (a * 1000003 + x + 1) % 2305843009213693951) l.length
+
+/-- The list without its element at `i` (a corrupted render). -/
+def dropAt (i : Nat) (l : List Nat) : List Nat := l.take i ++ l.drop (i + 1)
+
+/-- A kernel-evaluable lawful codec: one token per character (`charBase + code point`). -/
+def charCodec : Codec where
+  encode cs := cs.map fun c => 1000000 + c.toNat
+  bytes t := String.utf8EncodeChar (Char.ofNat (t - 1000000))
+
+/-- A codec given by tables: the encoding of each span a vector uses (a real tokenizer's
+ids) and the bytes of each token. -/
+def tableCodec (enc : List (List Nat × List Nat)) (bytes : List (Nat × List Nat)) : Codec where
+  encode cs := ((enc.lookup (cs.map Char.toNat)).getD [])
+  bytes t := ((bytes.lookup t).getD []).map UInt8.ofNat
+"""
+
+CHAR_BASE_V = 1_000_000
 
 
-def ids_from_dataclass(obj: Any, kind: str) -> list[int]:
-    """The ids of an `lvt.formats` id dataclass, in the Lean field order of `kind`."""
-    fields = SHIPPED_FIELDS[kind][1]
-    values: dict[str, int] = {}
-    for fld in dataclasses.fields(obj):
-        camel = re.sub(r"_(\w)", lambda m: m.group(1).upper(), fld.name.rstrip("_"))
-        values[camel.lower()] = int(getattr(obj, fld.name))
-    out = []
-    for n in fields:
-        if n.lower() not in values:
-            raise KeyError(f"{kind}: id field {n} not found in {type(obj).__name__}")
-        out.append(values[n.lower()])
+class CharCodec:
+    """The Python mirror of the Lean `charCodec` (what ``lvt.core`` needs of a codec)."""
+
+    def encode_tuples(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
+        return [tuple(CHAR_BASE_V + ord(c) for c in s) for s in texts]
+
+    def token_byte_length(self, t: int) -> int:
+        return len(chr(t - CHAR_BASE_V).encode("utf-8"))
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        return b"".join(chr(max(t - CHAR_BASE_V, 0)).encode("utf-8", "surrogatepass")
+                        for t in ids)
+
+
+def hash_code(code: Sequence[int]) -> int:
+    """Python mirror of `hashCode`."""
+    a = len(code)
+    for x in code:
+        a = (a * 1000003 + x + 1) % 2305843009213693951
+    return a
+
+
+def layout_code(items: Sequence[Any]) -> list[int]:
+    """Python mirror of `layoutCode`."""
+    from lvt import core
+
+    out: list[int] = []
+    for i in items:
+        if i.kind == core.CTRL:
+            out += [0, i.value]
+        elif i.kind == core.TEXT:
+            out += [1, len(i.value), *(ord(c) for c in i.value)]
+        else:
+            out += [2, len(i.value), *i.value]
+        out += [i.owner, int(i.learn)]
     return out
 
 
-def char_encode(s: str) -> list[int]:
-    """Python mirror of `Verified.Formats.charCodec.encode`."""
-    return [CHAR_BASE + ord(ch) for ch in s]
+def cells_code(ids: Sequence[int], loss: Sequence[int], own: Sequence[int],
+               src: Sequence[int]) -> list[int]:
+    """Python mirror of `cellsCode`."""
+    out: list[int] = []
+    for t, s, o, m in zip(ids, src, own, loss, strict=True):
+        out += [int(t), int(s), int(o), int(m)]
+    return out
+
+
+def table_codec_term(table: Mapping[str, Sequence[int]], byte_table: Mapping[int, bytes]) -> str:
+    enc = ", ".join(f"({nat_list(ord(c) for c in s)}, {nat_list(ts)})" for s, ts in table.items())
+    byt = ", ".join(f"({t}, {nat_list(b)})" for t, b in byte_table.items())
+    return f"(tableCodec [{enc}] [{byt}])"
 
 
 MODULE_HEADER = """module
 
-public import Verified.Spec.Parse
-public import Verified.Spec.Formats
+public import Verified.Spec.Qwen
+public import Verified.Spec.Llama
 
 /-! Generated by tests/lean/leangen.py: {doc} -/
 
@@ -294,140 +353,7 @@ MODULE_FOOTER = "\nend Verified\n"
 
 def module_text(doc: str, body: Iterable[str]) -> str:
     """A module file importing the spec, with `body` (declarations) in `namespace Verified`."""
-    return MODULE_HEADER.format(doc=doc) + "\n".join(body) + MODULE_FOOTER
-
-
-# ---------------------------------------------------------------------------------------
-# Differential vectors
-# ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class Vector:
-    """One differential test vector: a format, a conversation and the reference results."""
-
-    label: str
-    fmt_term: str
-    """Lean term of type `EncFormat`."""
-    conv: Any | None = None
-    """Token-level conversation to render (None for parse-only vectors)."""
-    cells: list[Any] | None = None
-    """`lvt.spec.render_tok(f, conv)`."""
-    parse_input: list[int] | None = None
-    parse_result: Any | None = None
-    """`lvt.spec.parse(f, parse_input)`: a conversation or None."""
-    wf: bool | None = None
-    valid: bool | None = None
-
-
-SRC_NAMES = {"bos", "header", "delim", "payload", "eot", "footer", "prompt"}
-
-
-def cell_term(c: Any) -> str:
-    """A `Cell` term `⟨tok, .src, owner, loss⟩` for an `lvt.spec.Cell`."""
-    src = _enum_name(c.src)
-    assert src in SRC_NAMES, src
-    return f"⟨{int(c.tok)}, .{src}, {int(c.owner)}, {'true' if c.loss else 'false'}⟩"
-
-
-def cells_term(cells: Iterable[Any]) -> str:
-    """A `List Cell` literal."""
-    return "[" + ", ".join(cell_term(c) for c in cells) + "]"
-
-
-EXPAND_DEF = """/-- Cells from runs `(src, owner, loss, tokens)`: a compact render. -/
-def expand (rs : List (Src × Nat × Bool × List Token)) : List Cell :=
-  rs.flatMap fun r => r.2.2.2.map fun t => ⟨t, r.1, r.2.1, r.2.2.1⟩
-
-/-- The four projections of a render. Compared instead of `List Cell` itself: the derived
-`DecidableEq` instances of structures (`Cell`, `Conversation`) are not exposed across
-modules, so `decide` cannot unfold them; the projections use core instances only. -/
-def proj (cs : List Cell) : List Token × List Bool × List Nat × List Src :=
-  (ids cs, mask cs, owners cs, cs.map Cell.src)
-
-def roleCode : Role → Nat
-  | .system => 0 | .developer => 1 | .user => 2 | .assistant => 3 | .tool => 4
-
-def blockCode : Block (List Token) → List (List Nat)
-  | .plain p => [[0], p]
-  | .reasoning p => [[1], p]
-  | .toolCall n a => [[2], n, a]
-
-/-- An injective encoding of a pre-encoded conversation as a list of `Nat` lists. -/
-def convCode (c : Conversation (List Token)) : List (List Nat) :=
-  [if c.addGenerationPrompt then 1 else 0] ::
-    c.messages.flatMap fun m => [5, roleCode m.role, m.blocks.length] :: m.blocks.flatMap blockCode
-"""
-
-
-def runs_term(cells: Sequence[Any]) -> str:
-    """`expand [(.src, owner, loss, [tok, …]), …]`: the cells grouped into maximal runs of
-    equal provenance, owner and loss bit (token ids written once each)."""
-    runs: list[tuple[str, int, bool, list[int]]] = []
-    for c in cells:
-        key = (_enum_name(c.src), int(c.owner), bool(c.loss))
-        assert key[0] in SRC_NAMES, key
-        if runs and runs[-1][:3] == key:
-            runs[-1][3].append(int(c.tok))
-        else:
-            runs.append((*key, [int(c.tok)]))
-    body = ", ".join(f"(.{s}, {o}, {'true' if l_ else 'false'}, {nat_list(ts)})"
-                     for s, o, l_, ts in runs)
-    return f"expand [{body}]"
-
-
-def vector_examples(v: Vector, fmt_name: str, conv_name: str | None,
-                    tactic: str = "decide") -> list[str]:
-    """The `example`s stating the reference results of `v`, for the format named `fmt_name`
-    and the conversation named `conv_name` (`def`s emitted by `vectors_module`).
-
-    A render is compared cell by cell (token id, provenance, owner, loss bit), which
-    subsumes the three projections `ids`, `mask` and `owners`. When the parse input is the
-    render itself it is written `ids (F.renderTok C)`, and a parse result equal to `C` is
-    written `some C`, so the module stays small.
-    """
-    out = [f"-- {v.label}"]
-    if conv_name is not None and v.cells is not None:
-        out.append(f"example : proj ({fmt_name}.renderTok {conv_name}) =\n"
-                   f"    proj ({runs_term(v.cells)}) := by {tactic}")
-        if v.valid is not None:
-            out.append(f"example : {fmt_name}.valid {conv_name} = {str(v.valid).lower()} := "
-                       f"by {tactic}")
-    if v.parse_input is not None:
-        is_render = (conv_name is not None and v.cells is not None
-                     and list(v.parse_input) == [c.tok for c in v.cells])
-        src = (f"(ids ({fmt_name}.renderTok {conv_name}))" if is_render
-               else nat_list(v.parse_input))
-        if v.parse_result is None:
-            res = "none"
-        elif conv_name is not None and v.parse_result == v.conv:
-            res = f"some (convCode {conv_name})"
-        else:
-            res = f"some (convCode {conversation_term(v.parse_result)})"
-        out.append(f"example : ({fmt_name}.parse {src}).map convCode =\n    {res} := by {tactic}")
-    if v.wf is not None:
-        out.append(f"example : {fmt_name}.wf = {str(v.wf).lower()} := by {tactic}")
-    return out
-
-
-def vectors_module(doc: str, vectors: Sequence[Vector], tactic: str = "decide") -> str:
-    """A module stating every vector; each distinct format term and each conversation becomes
-    one `def`."""
-    names: dict[str, str] = {}
-    decls: list[str] = []
-    body: list[str] = []
-    for j, v in enumerate(vectors):
-        if v.fmt_term not in names:
-            names[v.fmt_term] = f"fmt{len(names)}"
-            decls.append(f"def {names[v.fmt_term]} : EncFormat := {v.fmt_term}\n")
-        conv_name = None
-        if v.conv is not None:
-            conv_name = f"conv{j}"
-            body.append(f"def {conv_name} : Conversation (List Token) :=\n"
-                        f"  {conversation_term(v.conv)}")
-        body.extend(vector_examples(v, names[v.fmt_term], conv_name, tactic))
-        body.append("")
-    return module_text(doc, [EXPAND_DEF, *decls, *body])
+    return MODULE_HEADER.format(doc=doc) + CODES + "\n" + "\n".join(body) + MODULE_FOOTER
 
 
 def count_examples(text: str) -> int:

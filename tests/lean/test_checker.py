@@ -428,64 +428,57 @@ def test_stack_options_write_the_shim_and_raise_the_limit(tmp_path: Path) -> Non
 # The real checker on a broken library (one Lean run)
 # ---------------------------------------------------------------------------------------
 
-# A Lean module with a small hand-made format and conversation; `{expected}` is the claimed
-# token ids of its render. The right ids were derived by hand from `Verified/Spec/Render.lean`:
-# BOS 1; user header 10 11; payload 500 501; user footer 20 21; assistant header 10 12;
-# reasoning opener 30, payload 502, closer 31; plain payload 503; assistant footer 20 21;
-# generation prompt (assistant header) 10 12.
+# A Lean module with a small hand-made codec and layout; `{expected}` is the claimed token ids
+# of its render. The right ids follow from `encodeItems` (`Verified/Spec/Span.lean`): control
+# tokens 1 and 2 stay as they are, each text span is one codec call, and the codec maps a
+# character to 100 + its code point: "hi" -> 204 205, "ok" -> 211 207.
 EXAMPLE_MODULE = """module
 
-public import Verified.Spec.Render
+public import Verified.Spec.Span
 
-/-! Checker self-test: a concrete render stated with `by rfl`. -/
+/-! Checker self-test: a concrete render stated with `by decide +kernel`. -/
 
 namespace Verified
 
-def tinyFormat : EncFormat where
-  reserved := [1, 10, 11, 12, 20, 21, 30, 31]
-  bos := [1]
-  header | .user => [10, 11] | .assistant => [10, 12] | _ => []
-  footer | .user => [20, 21] | .assistant => [20, 21] | _ => []
-  blockOpen | .reasoning => [30] | _ => []
-  blockClose | .reasoning => [31] | _ => []
-  toolSep := []
+def tinyCodec : Codec where
+  encode cs := cs.map fun c => 100 + c.toNat
+  bytes t := [UInt8.ofNat (t - 100)]
 
-def tinyConversation : Conversation (List Token) :=
-  { messages := [⟨.user, [.plain [500, 501]]⟩,
-                 ⟨.assistant, [.reasoning [502], .plain [503]]⟩],
-    addGenerationPrompt := true }
+def tinyItems : List Item :=
+  [⟨.ctrl 1, ⟨0, false⟩⟩, ⟨.text ['h', 'i'], ⟨0, false⟩⟩, ⟨.ctrl 2, ⟨1, true⟩⟩,
+   ⟨.text ['o', 'k'], ⟨1, true⟩⟩]
 
-example : ids (tinyFormat.renderTok tinyConversation) = {expected} := by rfl
+example : ids (encodeItems tinyCodec tinyItems) = {expected} := by decide +kernel
 
-example : mask (tinyFormat.renderTok tinyConversation) =
-    [false, false, false, false, false, false, false, false, false,
-     true, true, true, true, true, false, false, false] := by rfl
+example : mask (encodeItems tinyCodec tinyItems) =
+    [false, false, false, true, true, true] := by decide +kernel
 
 end Verified
 """
 
-RIGHT_IDS = [1, 10, 11, 500, 501, 20, 21, 10, 12, 30, 502, 31, 503, 20, 21, 10, 12]
-# One id wrong: the assistant end of turn (20) replaced by the user footer's second token.
-WRONG_IDS = [*RIGHT_IDS[:13], 21, *RIGHT_IDS[14:]]
+RIGHT_IDS = [1, 204, 205, 2, 211, 207]
+# One id wrong: the last character's id off by one.
+WRONG_IDS = [*RIGHT_IDS[:5], 208]
 
 
 def _break_library(root: Path) -> tuple[Path, str, str]:
     """Break one definition of the staged library so that a theorem catches it.
 
     Returns the theorem file to check, the module name, and the name of the theorem expected
-    to fail. Drops the assistant footer of `Verified.Formats.llama3` (no `<|eot_id|>` after
-    an assistant turn, the classic "the model never learns to stop" bug) and checks
-    `Verified/Thm/Formats.lean`, whose `llama3_wellFormed` is proved by `decide` and must now
-    fail, while the proofs for the other formats still pass.
+    to fail. Makes Llama 3.1's end of turn the header token (`<|eot_id|>` 128009 replaced by
+    `<|start_header_id|>` 128006: a turn would close by opening the next one, and the parser
+    could no longer find turn boundaries); `llama31Ids_wf`, proved by `decide`, must fail.
     """
-    path = root / "Verified/Spec/Formats.lean"
+    path = root / "Verified/Spec/Llama.lean"
     text = path.read_text(encoding="utf-8")
-    old = "    | _ => [.ctrl ids.eot]\n"
-    assert text.count(old) == 1, "Formats.lean changed: update the break in test_checker.py"
-    path.write_text(text.replace(old, "    | .assistant => []\n" + old), encoding="utf-8")
-    thm = root / "Verified/Thm/Formats.lean"
-    assert "theorem llama3_wellFormed" in thm.read_text(encoding="utf-8")
-    return thm, "Verified.Thm.Formats", "llama3_wellFormed"
+    old = "  ⟨128000, 128006, 128007, 128009, [128001, 128008, 128010]⟩\n"
+    assert text.count(old) == 1, "Llama.lean changed: update the break in test_checker.py"
+    path.write_text(text.replace(old, old.replace("128009", "128006")), encoding="utf-8")
+    theorem = "llama31Ids_wf"
+    thm = next(p for p in sorted((root / "Verified/Thm").glob("*.lean"))
+               if f"theorem {theorem}" in p.read_text(encoding="utf-8"))
+    module = "Verified.Thm." + thm.stem
+    return thm, module, theorem
 
 
 @pytest.mark.lean
@@ -495,7 +488,7 @@ def test_checker_rejects_a_broken_library_and_a_wrong_example() -> None:
 
     * the library with one definition broken: the theorem that depends on it must fail and
       the checker must name it (file, line, theorem) and the failing module;
-    * `Verified/SelfTest/Wrong.lean`: a wrong `example … := by rfl` must fail on its own;
+    * `Verified/SelfTest/Wrong.lean`: a wrong `example … := by decide +kernel` must fail on its own;
     * `Verified/SelfTest/Right.lean`: the same example with the right ids must pass.
     """
     root = leangen.stage_library("lvt-checker-selftest-")
@@ -511,7 +504,7 @@ def test_checker_rejects_a_broken_library_and_a_wrong_example() -> None:
 
         assert run.returncode == 1, run.output
         # The broken spec module itself still compiles: the break is semantic.
-        assert run.status.get("Verified.Spec.Formats") == "ok", run.output
+        assert run.status.get("Verified.Spec.Llama") == "ok", run.output
         # The theorem file fails, and the checker says which theorem and where.
         assert run.status.get(thm_module) == "FAILED", run.output
         msgs = run.messages_for(thm_module)
@@ -521,19 +514,12 @@ def test_checker_rejects_a_broken_library_and_a_wrong_example() -> None:
         reported = {int(x.split(":")[1]) for x in msgs.splitlines()
                     if x.strip().startswith(str(thm))}
         assert any(line_of <= ln <= line_of + 2 for ln in reported), (line_of, msgs)
-        # The well-formedness proofs of the other formats in the same file are unaffected:
-        # the checker pins the failure on the broken format's proof.
-        others = [i for i, ln in enumerate(thm_lines, 1)
-                  if ln.startswith("theorem ") and "_wellFormed" in ln
-                  and f"theorem {theorem}" not in ln]
-        assert len(others) >= 6, others
-        assert not any(o <= ln <= o + 2 for o in others for ln in reported), msgs
         # The wrong example fails on its own, the corrected one passes.
         assert run.status.get("Verified.SelfTest.Wrong") == "FAILED", run.output
         assert "error" in run.messages_for("Verified.SelfTest.Wrong")
         wrong_lines = wrong.read_text(encoding="utf-8").splitlines()
-        wrong_line = next(i for i, ln in enumerate(wrong_lines, 1) if "{" not in ln
-                          and ln.startswith("example : ids"))
+        wrong_line = next(i for i, ln in enumerate(wrong_lines, 1)
+                          if ln.startswith("example : ids"))
         assert f"Wrong.lean:{wrong_line}:" in run.messages_for("Verified.SelfTest.Wrong")
         assert run.status.get("Verified.SelfTest.Right") == "ok", run.output
         # The summary line names the failing modules.

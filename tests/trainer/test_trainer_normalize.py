@@ -26,6 +26,9 @@ def test_modes_by_hand() -> None:
     assert normalize_loss(x, m, "token_mean").item() == pytest.approx((1 + 2 + 6) / 3)
     assert normalize_loss(x, m, "seq_mean_token_mean").item() == pytest.approx((1.5 + 6) / 2)
     assert normalize_loss(x, m, "seq_mean_token_sum").item() == pytest.approx((3 + 6) / 2)
+    for alias in ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum"):
+        assert normalize_loss(x, m, alias).item() == normalize_loss(  # type: ignore[arg-type]
+            x, m, alias.replace("-", "_")).item()  # type: ignore[arg-type]
     assert global_token_count(m).item() == 3
     assert global_sequence_count([m, m]).item() == 4
     empty = torch.zeros(2, 3)

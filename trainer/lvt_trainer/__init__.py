@@ -26,7 +26,8 @@ first use):
   :class:`SampledTurn`, :func:`end_of_turn_ids`; :class:`IdMap` (compact vocabularies).
 * *lvt* agent loop: :func:`run_episodes`, :func:`parse_completion` (the integration point
   with lvt's completion parser), :class:`ExtensionGuard`, :class:`Sample`,
-  :class:`Episode`, :func:`calculator`, :func:`tool_request`, :func:`completion_text`,
+  :class:`Episode`, :func:`sampled_message`, :func:`calculator`, :func:`tool_request`,
+  :func:`completion_text`,
   :class:`PolicySampler`, :func:`sample_batch`.
 * *lvt* learning run: :func:`run_learning`, :class:`LearningConfig`, :func:`summarize`.
 * Errors: :class:`TrainerError` and its subclasses (:mod:`lvt_trainer.errors`).
@@ -109,6 +110,7 @@ _LAZY = {
     "completion_text": "agent",
     "parse_completion": "agent",
     "run_episodes": "agent",
+    "sampled_message": "agent",
     "tool_request": "agent",
     "PolicySampler": "sampling",
     "sample_batch": "sampling",
@@ -198,6 +200,7 @@ __all__ = [
     "run_training_demo",
     "sample_batch",
     "sampled_kl",
+    "sampled_message",
     "single_turn",
     "smoothed_log_softmax",
     "summarize",

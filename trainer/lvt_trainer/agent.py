@@ -8,7 +8,8 @@ One episode (:func:`run_episodes` runs many, batching the sampler across them):
    theorem, raises :class:`~lvt_trainer.errors.PrefixViolationError` otherwise;
 3. sample token ids (a :data:`Sampler`);
 4. parse them into blocks with :func:`parse_completion`, the single integration point with
-   lvt's parser (payloads stay the sampled ids, verbatim);
+   lvt's completion parser (for reading the answer and the tool calls); the turn itself is
+   kept as the sampled ids, verbatim (:func:`sampled_message`);
 5. run each tool call in the environment (``tools``: name -> function of the decoded
    arguments) and append the result as a tool message;
 6. continue from the conversation extended by the parsed message and the results: it is
@@ -46,6 +47,7 @@ __all__ = [
     "completion_text",
     "parse_completion",
     "run_episodes",
+    "sampled_message",
     "tool_request",
 ]
 
@@ -87,33 +89,27 @@ def _probe(encoder: lvt.ChatEncoder) -> _Probe:
     empty = lvt.Conversation((*conv.messages, lvt.Message(lvt.Role.ASSISTANT, ())), False)
     full = encoder.encode(empty).ids
     footer = tuple(int(t) for t in full[len(gp) :])
-    n = len(encoder.parse_tokens(full).messages) - 1
+    parse_tokens = getattr(encoder, "parse_tokens", None)  # only the fallback parser needs n
+    n = len(parse_tokens(full).messages) - 1 if parse_tokens is not None else -1
     probe = _Probe(conv, gp, footer, n)
     _PROBES[id(encoder)] = (encoder, probe)
     return probe
 
 
-def parse_completion(encoder: lvt.ChatEncoder, ids: Sequence[int]) -> list[lvt.Block]:
-    """Sampled ids -> the blocks of one assistant message (plain, reasoning, tool calls),
-    every payload the sampled ids themselves (:class:`lvt.Tokens`).
-
-    **The single integration point with lvt's completion parser.** lvt will get a
-    dedicated function for parsing a completion into blocks; until then this uses what
-    exists: the ids are placed after a fixed probe prompt's generation prompt, the format's
-    end of turn is appended (replacing a trailing end-of-turn the model produced), the
-    result is parsed with ``ChatEncoder.parse_tokens`` (the verified ``parse``), and the
-    parsed message is rendered back after the probe and compared with the input (so the
-    blocks are exactly what the model produced). Swap this body for lvt's function when it
-    lands; callers do not change.
-
-    Raises:
-        CompletionParseError: the ids are not exactly one assistant message of the format
-            (e.g. a stray control id, a forged turn boundary, an unclosed tool call).
-    """
-    probe = _probe(encoder)
+def _body(encoder: lvt.ChatEncoder, ids: Sequence[int]) -> list[int]:
+    """The sampled ids without a trailing end of turn (the format writes that itself)."""
+    footer = _probe(encoder).footer
     body = [int(t) for t in ids]
-    if probe.footer and body and body[-1] == probe.footer[0]:
+    if footer and body and body[-1] == footer[0]:
         body = body[:-1]
+    return body
+
+
+def _token_blocks(encoder: lvt.ChatEncoder, body: list[int]) -> list[lvt.Block]:
+    """lvt releases without a completion parser: the blocks of one assistant message whose
+    payloads are the sampled ids (``parse_tokens`` of a probe prompt + ids + end of turn,
+    checked by rendering back)."""
+    probe = _probe(encoder)
     full = [*probe.prompt, *body, *probe.footer]
     try:
         conv = encoder.parse_tokens(full)
@@ -123,26 +119,68 @@ def parse_completion(encoder: lvt.ChatEncoder, ids: Sequence[int]) -> list[lvt.B
     if last.role != lvt.Role.ASSISTANT or len(conv.messages) != probe.n_messages + 1:
         raise CompletionParseError("the sampled ids open another message (a forged turn boundary)")
     blocks = list(last.blocks)
-    again = encoder.encode(
-        lvt.Conversation((*probe.conv.messages, lvt.Message(lvt.Role.ASSISTANT, tuple(blocks))),
-                         False)
-    ).ids
+    msg = lvt.Message(lvt.Role.ASSISTANT, tuple(blocks))
+    again = encoder.encode(lvt.Conversation((*probe.conv.messages, msg), False)).ids
     if [int(t) for t in again] != full:
         raise CompletionParseError("the parsed message does not render back to the sampled ids")
     return blocks
 
 
-def completion_text(encoder: lvt.ChatEncoder, blocks: Sequence[lvt.Block]) -> list[lvt.Block]:
-    """The same blocks with payloads decoded to :class:`lvt.Text` where the text re-encodes
-    to the same ids (lvt's ``parse``); others stay :class:`lvt.Tokens`. For reading the
-    model's answer and tool arguments; rendering always uses the token blocks."""
+def parse_completion(encoder: lvt.ChatEncoder, ids: Sequence[int]) -> list[lvt.Block]:
+    """Sampled ids -> the typed blocks of the assistant turn (plain text, reasoning, tool
+    calls with their name and argument text), for reading the answer and running tools.
+
+    **The single integration point with lvt's completion parser.** With an lvt that has
+    ``ChatEncoder.parse_completion`` (the dedicated function) this calls it on the ids
+    without their end of turn. Otherwise it uses what exists: the ids are placed after a
+    fixed probe prompt's generation prompt, the format's end of turn is appended, the result
+    is parsed with ``ChatEncoder.parse_tokens`` (the verified ``parse``), checked by
+    rendering the parsed message back, and its payloads are decoded with
+    ``ChatEncoder.parse``. Training never uses these blocks: it renders the sampled ids
+    themselves (:func:`sampled_message`).
+
+    Raises:
+        CompletionParseError: the ids are not exactly one assistant message of the format
+            (e.g. a stray control id, a forged turn boundary, an unclosed tool call).
+    """
+    body = _body(encoder, ids)
+    native = getattr(encoder, "parse_completion", None)
+    if native is not None:
+        try:
+            return list(native(body))
+        except lvt.LvtError as e:
+            raise CompletionParseError(f"the sampled ids are not an assistant turn: {e}") from e
+    blocks = _token_blocks(encoder, body)
     probe = _probe(encoder)
     msg = lvt.Message(lvt.Role.ASSISTANT, tuple(blocks))
-    ids = encoder.encode(lvt.Conversation((*probe.conv.messages, msg), False)).ids
-    return list(encoder.parse(ids).messages[-1].blocks)
+    ids_ = encoder.encode(lvt.Conversation((*probe.conv.messages, msg), False)).ids
+    return list(encoder.parse(ids_).messages[-1].blocks)
+
+
+def sampled_message(encoder: lvt.ChatEncoder, ids: Sequence[int]) -> lvt.Message:
+    """The assistant message that renders to exactly the sampled ids (then the format's end
+    of turn): lvt's ``Sampled`` block where lvt has it, else the parsed blocks with the
+    sampled ids as token payloads. Raises :class:`CompletionParseError` like
+    :func:`parse_completion` when the ids are not one assistant turn."""
+    body = _body(encoder, ids)
+    sampled = getattr(lvt, "Sampled", None)
+    if sampled is not None and getattr(encoder, "parse_completion", None) is not None:
+        parse_completion(encoder, ids)  # same refusals as the token-payload path
+        return lvt.Message(lvt.Role.ASSISTANT, (sampled(body),))
+    return lvt.Message(lvt.Role.ASSISTANT, tuple(_token_blocks(encoder, body)))
+
+
+def completion_text(encoder: lvt.ChatEncoder, ids: Sequence[int]) -> str | None:
+    """The text of the turn's plain blocks (``None`` when it holds a tool call)."""
+    blocks = parse_completion(encoder, ids)
+    if any(isinstance(b, lvt.ToolCall) for b in blocks):
+        return None
+    return "".join(t for b in blocks if isinstance(b, lvt.Plain) if (t := _text(b.payload)))
 
 
 def _text(p: Any) -> str | None:
+    if isinstance(p, str):
+        return p
     return p.text if isinstance(p, lvt.Text) else None
 
 
@@ -287,13 +325,13 @@ def _step(
         s.truncated = s.done = True
         return
     try:
-        blocks = parse_completion(encoder, smp.ids)
+        msg = sampled_message(encoder, smp.ids)
+        decoded = parse_completion(encoder, smp.ids)
     except CompletionParseError:
         s.messages.append(_assistant(smp.ids, footer))
         s.malformed = s.done = True
         return
-    s.messages.append(lvt.Message(lvt.Role.ASSISTANT, tuple(blocks)))
-    decoded = completion_text(encoder, blocks)
+    s.messages.append(msg)
     requests = [tool_request(b) for b in decoded if isinstance(b, lvt.ToolCall)]
     if not requests:
         s.answer = "".join(t for b in decoded if isinstance(b, lvt.Plain)

@@ -36,7 +36,7 @@ from .config import RLVRLossConfig
 from .critic import CriticConfig, TokenCritic
 from .gate import FixedGate
 from .grpo import causal_lm_forward, causal_lm_logprobs, grpo_train_step
-from .lvt_batch import build_batch, end_of_turn_ids
+from .lvt_batch import _refusal, build_batch, end_of_turn_ids
 from .sampling import PolicySampler
 from .schedule import beta_schedule
 from .tasks import CalcToolTask, SortTask, make_task
@@ -61,7 +61,7 @@ class LearningConfig:
     rl_steps: int = 60
     prompts_per_step: int = 8
     group_size: int = 4
-    lr: float = 1e-3
+    lr: float = 5e-4
     inner_steps: int = 2
     hidden_size: int = 64
     num_layers: int = 2
@@ -74,13 +74,17 @@ class LearningConfig:
     def critic_config(self) -> CriticConfig:
         """The critic variant's settings: the method's schedule scaled to ``rl_steps``
         (V frozen for the first 1/6 of the run, KL-to-baseline until 1/2; Q every 2
-        steps, V every 4)."""
+        steps, V every 4), 4 optimizer steps per critic update, advantages not whitened
+        (whitening turned the critic's small, noisy advantages into unit-size updates and
+        the toy run collapsed)."""
         if self.critic is not None:
             return self.critic
         return CriticConfig(
             advantage="q_minus_v",
             v_warmup_steps=max(1, self.rl_steps // 6),
             v_kl_until=max(1, self.rl_steps // 2),
+            whiten=False,
+            critic_epochs=4,
             lr=3e-3,
         )
 
@@ -105,7 +109,8 @@ def setup_task(name: str, tokenizer: Any = None, format: str = "llama3") -> Setu
     """Encoder (Llama-3 tokenizer from :mod:`lvt.zoo`, ``llama3`` format by default), task,
     the id map over every id of lvt's renders of the task's demonstrations and of the texts
     its environment can return (``tokenizer`` is a ``tokenizers.Tokenizer``), and the stop
-    ids (the end of turn, and for tool tasks the tool-call closer)."""
+    ids (the end of turn, and for tool tasks the control token that closes a call, if the
+    format has one, e.g. Llama-3's ``<|eom_id|>``)."""
     if tokenizer is None:
         from lvt import zoo
 
@@ -118,11 +123,12 @@ def setup_task(name: str, tokenizer: Any = None, format: str = "llama3") -> Setu
     id_map = IdMap.from_sequences([*(e.ids for e in encs), *env])
     eot = end_of_turn_ids(encoder, task.every_problem()[0].prompt)
     stops = {eot[0]}
-    if task.multi_turn:  # the token that closes the tool call, just before its footer
+    if task.multi_turn:  # a control token closing the tool call just before its footer
         e = encs[0]
-        call_msg = 1
-        owned = np.nonzero(e.owner == call_msg)[0]
-        stops.add(int(e.ids[owned[-1] - len(eot)]))
+        owned = np.nonzero(e.owner == 1)[0]
+        closer = int(e.ids[owned[-1] - len(eot)])
+        if _refusal(encoder, closer) is not None:  # lvt refuses it as text: a control id
+            stops.add(closer)
     return Setup(encoder, task, id_map, tuple(sorted(stops)))
 
 

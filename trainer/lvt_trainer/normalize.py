@@ -8,6 +8,9 @@ Three modes reduce a per-token loss ``x[b, t]`` under a 0/1 mask ``m[b, t]``:
   sequences having at least one unmasked token, again over the whole step.
 * ``"seq_mean_token_sum"``: ``sum_b (sum_t x m) / S``.
 
+verl's ``loss_agg_mode`` spellings (``"token-mean"``, ``"seq-mean-token-mean"``,
+``"seq-mean-token-sum"``) are accepted too.
+
 Data parallelism: when ``torch.distributed`` is initialised and no count is passed, the
 local count is all-reduced (a collective: every rank must call). Because DDP/FSDP *average*
 gradients over ranks, the local loss is multiplied by the world size
@@ -121,6 +124,8 @@ def normalize_loss(
     """
     if per_token.shape != mask.shape:
         raise ValueError(f"shape mismatch: {tuple(per_token.shape)} vs {tuple(mask.shape)}")
+    if isinstance(mode, str) and "-" in mode:  # verl's loss_agg_mode spelling
+        mode = mode.replace("-", "_")  # type: ignore[assignment]
     keep = mask != 0
     x = torch.where(keep, per_token, torch.zeros((), dtype=per_token.dtype, device=mask.device))
     if mode == "token_mean":

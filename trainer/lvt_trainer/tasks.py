@@ -8,8 +8,8 @@
   :func:`lvt_trainer.agent.run_episodes`.
 
 Each task gives prompts, full demonstrations (for a few supervised steps) and the reward of
-an :class:`~lvt_trainer.agent.Episode`. Tool calls are laid out for the format by
-``ChatEncoder.shape`` (lvt's own layout of a neutral ``(name, arguments)`` call).
+an :class:`~lvt_trainer.agent.Episode`. Demonstrations come from ``lvt.from_openai``, so
+lvt lays the tool call out for the format.
 """
 
 from __future__ import annotations
@@ -152,7 +152,9 @@ class CalcToolTask:
             {"role": "tool", "tool_call_id": "c0", "content": result},
             {"role": "assistant", "content": result},
         ]
-        return self.encoder.shape(lvt.from_openai(msgs, None, False))  # type: ignore[no-any-return]
+        conv = lvt.from_openai(msgs, None, False)
+        shape = getattr(self.encoder, "shape", None)  # lvt releases that lay out calls apart
+        return shape(conv) if shape is not None else conv  # type: ignore[no-any-return]
 
     def reward(self, problem: Problem, episode: Episode) -> float:
         """0.5 for a first call with the right expression, 0.5 for the right final answer."""

@@ -17,7 +17,18 @@ from typing import Any
 
 from lvt import core
 from lvt.families import llama, qwen
-from lvt.model import Block, Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens, ToolCall
+from lvt.model import (
+    Block,
+    Conversation,
+    Message,
+    Plain,
+    Reasoning,
+    Role,
+    Sampled,
+    Text,
+    Tokens,
+    ToolCall,
+)
 
 __all__ = ["erase", "parse_completion", "unlower"]
 

@@ -530,6 +530,9 @@ class Qwen:
         r = None if y is None else core.split_first(TOOLS_INTRO, y)
         if r is None:
             return None
+        # ``toolLines``: the tool lines are ``("\n" + line)*``; anything else is not a render.
+        if r[1] and r[1][0] != "\n":
+            return None
         tools = tuple(r[1][1:].split("\n")) if r[1] else ()
         if r[0] == "":
             return ToolsSystem(None, tools, 0)
