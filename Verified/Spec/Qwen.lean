@@ -489,10 +489,11 @@ symbols after it. -/
       else (contentCalls f x rest).map fun (c, sep, ks) => .assistant none c sep ks 0
   | _, _ => (contentCalls f x rest).map fun (c, sep, ks) => .assistant none c sep ks 0
 
-/-- The tool lines of the preamble: `("\n" + line)*`. -/
-@[expose] def toolLines : Chars → List Chars
-  | [] => []
-  | _ :: l => splitChar '\n' l
+/-- The tool lines of the preamble: `("\n" + line)*`; `none` when the text between the
+intro and the outro is not empty and does not start with `'\n'`. -/
+@[expose] def toolLines : Chars → Option (List Chars)
+  | [] => some []
+  | c :: l => if c = '\n' then some (splitChar '\n' l) else none
 
 /-- The fixed symbols after the preamble text: `<tool_call></tool_call> XML tags:\n<tool_call>
 … </tool_call><|im_end|>\n`. -/
@@ -500,14 +501,16 @@ symbols after it. -/
   [.ctrl f.ids.callOpen, .ctrl f.ids.callClose] ++ lit toolsTags ++ [.ctrl f.ids.callOpen] ++
     lit toolsExample ++ [.ctrl f.ids.callClose] ++ footerSyms f
 
-/-- A system turn after `'system\n'`: plain, or the tools turn. -/
+/-- A system turn after `'system\n'`: plain, or the tools turn (whose text between the
+intro and the outro must be tool lines, see `toolLines`). -/
 @[expose] def unlayoutSystem (x : Chars) (rest : List Sym) : Option QTurn :=
   if rest = footerSyms f then some (.plain .system (.text x) 0)
   else if rest = toolsTail f then
     (stripSuffix? toolsOutro x).bind fun y => (splitFirst toolsIntro y).bind fun r =>
-      if r.1 = [] then some (.toolsSystem none (toolLines r.2) 0)
-      else (stripSuffix? ['\n', '\n'] r.1).map fun sys =>
-        .toolsSystem (some (.text sys)) (toolLines r.2) 0
+      (toolLines r.2).bind fun ls =>
+        if r.1 = [] then some (.toolsSystem none ls 0)
+        else (stripSuffix? ['\n', '\n'] r.1).map fun sys =>
+          .toolsSystem (some (.text sys)) ls 0
   else none
 
 /-- One tool-result piece (after `<tool_response>`): `'\n' + content + '\n'` and

@@ -2,7 +2,8 @@ module
 
 public import Verified.Spec.Qwen
 public import Verified.Thm.Format
-public import Verified.Thm.QwenLayout
+public import Verified.Thm.QwenMask
+public import Verified.Thm.QwenSound
 
 public section
 
@@ -22,6 +23,11 @@ public section
 * `mask_owner`, `mask_sampled`: only assistant messages are learned, and in a conversation
   whose assistant turns are sampled the learned tokens are exactly those turns' tokens, each
   followed by its end of turn.
+
+The supporting lemmas: `Thm/QwenLayout.lean` (items, symbols, control tokens),
+`Thm/QwenLower.lean` (lowering and grouping), `Thm/QwenMask.lean` (owners and loss bits),
+`Thm/QwenParse.lean`, `Thm/QwenRead.lean` (`unlayout_layout`) and `Thm/QwenSound.lean`
+(`layout_unlayout`).
 -/
 
 namespace Verified.Qwen
@@ -34,11 +40,10 @@ theorem qwen3Ids_wf : qwen3Ids.wf = true := by decide
 
 /-- The Qwen formats are lawful for ids whose control tokens are distinct. -/
 theorem lawful (f : QwenFmt) (hf : f.ids.wf = true) : (format f).Lawful := by
-  refine ⟨?_, ?_, fun l t ht => ?_, syms_layout_erase f⟩
-  · sorry
-  · sorry
-  · have := ctrls_layout f l t ht
-    simp [format, isReserved, this]
+  refine ⟨fun c l hl ht => unlayout_layout f hf hl ht, fun s l h => layout_unlayout f s l h,
+    fun l t ht => ?_, syms_layout_erase f⟩
+  have := ctrls_layout f l t ht
+  simp [format, isReserved, this]
 
 /-- Inference and training agree: the render with the generation prompt, then the tokens the
 policy sampled (learned, owned by the new message), then the end of turn, is the render of
@@ -189,9 +194,9 @@ theorem exact_not_prefix :
       lower ⟨qwen3Ids, .exact, true⟩ ⟨ms ++ ns, none, false⟩ = some l' ∧
       ¬ (syms (layout ⟨qwen3Ids, .exact, true⟩ l) <+:
           syms (layout ⟨qwen3Ids, .exact, true⟩ l')) := by
-  refine ⟨[⟨.user, [.plain (.text "a")]⟩,
-      ⟨.assistant, [.reasoning (.text "r"), .plain (.text "b")]⟩],
-    [⟨.user, [.plain (.text "c")]⟩], _, _, rfl, rfl, ?_⟩
+  refine ⟨[⟨.user, [.plain (.text ['a'])]⟩,
+      ⟨.assistant, [.reasoning (.text ['r']), .plain (.text ['b'])]⟩],
+    [⟨.user, [.plain (.text ['c'])]⟩], _, _, rfl, rfl, ?_⟩
   rw [← List.isPrefixOf_iff_prefix]
   set_option maxRecDepth 100000 in decide
 

@@ -140,9 +140,33 @@ def make_vector(label: str, inst: str, conv: Conversation, real: bool = False) -
         table = dict(zip(spans, enc.codec.encode_tuples(spans), strict=True))
         rids = core.encode_items(enc.codec, items, table)[0]
         byte_table = {t: enc.codec.decode_bytes([t]) for t in dict.fromkeys(rids)}
-        v.real = (lg.table_codec_term(table, byte_table), lg.hash_code(rids),
-                  _parse(fam, enc.codec, rids))
+        # The parser re-encodes every decoded run (a span and the sampled tokens beside it
+        # form one run): the table must answer those texts as the real tokenizer does.
+        rec = _Recording(enc.codec)
+        rparse = _parse(fam, rec, rids)
+        table.update(zip(rec.texts, enc.codec.encode_tuples(rec.texts), strict=True))
+        for t in {t for ts in table.values() for t in ts}:
+            byte_table.setdefault(t, enc.codec.decode_bytes([t]))
+        v.real = (lg.table_codec_term(table, byte_table), lg.hash_code(rids), rparse)
     return v
+
+
+class _Recording:
+    """A codec that records the texts the parser asks it to encode."""
+
+    def __init__(self, codec: Any) -> None:
+        self.codec = codec
+        self.texts: list[str] = []
+
+    def encode_tuples(self, texts: list[str]) -> list[tuple[int, ...]]:
+        self.texts += texts
+        return self.codec.encode_tuples(texts)
+
+    def decode_bytes(self, ids: Any) -> bytes:
+        return self.codec.decode_bytes(ids)
+
+    def token_byte_length(self, t: int) -> int:
+        return self.codec.token_byte_length(t)
 
 
 def _parse(fam: Any, codec: Any, ids: list[int]) -> int | None:
