@@ -7,7 +7,8 @@ public section
 /-!
 # Theorems of the Llama 3.1 family
 
-* `llama31Ids_wf`: the reference tokenizer's control ids are distinct.
+* `llama31Ids_wf` (in `Thm/LlamaLower.lean`, first in the chain): the reference tokenizer's
+  control ids are distinct.
 * `lawful`: the Llama 3.1 format satisfies `Format.Lawful`, so `parse_render`,
   `render_parse`, `render_injective` and `no_forgery` (`Thm/Format.lean`) hold for it.
 * `prompt_prefix`: the generation prompt, the sampled tokens and the end of turn are the
@@ -62,8 +63,6 @@ theorem textual_of_textOnly (f : LlamaFmt) (l : LConv) (h : textOnly (layout f l
   | sampled xs o => simp [textOnly, turnItems, promptItems, header, ctl, txt, Piece.isToks] at hall
 
 /-! ## The main theorems -/
-
-theorem llama31Ids_wf : llama31Ids.wf = true := by decide
 
 /-- The Llama 3.1 format is lawful for ids whose control tokens are distinct. -/
 theorem lawful (f : LlamaFmt) (hf : f.ids.wf = true) : (format f).Lawful := by

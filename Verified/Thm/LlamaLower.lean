@@ -12,12 +12,18 @@ public section
 `toolsInUser`), then one turn per later message (`lower_eq`, `headOf_spec`, `headOf_shape`).
 Lowering an extension of a conversation keeps the old turns and appends the new messages' turns
 (`lower_append`). Each lowered message turn is owned by its message, and only assistant messages
-give learned turns (`lowerMsg_spec`).
+give learned turns (`lowerMsg_spec`). `llama31Ids_wf` (the reference ids are distinct) comes
+first, so that checking it needs nothing but the spec.
 -/
 
 namespace Verified.Llama
 
 open Verified
+
+/-! ## The reference ids -/
+
+/-- The control ids of the Llama 3.1 tokenizer are distinct (what `lawful` assumes). -/
+theorem llama31Ids_wf : llama31Ids.wf = true := by decide
 
 /-! ## The shape of `lower` -/
 
