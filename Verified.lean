@@ -14,6 +14,7 @@ public import Verified.Thm.Span
 public import Verified.Thm.Format
 public import Verified.Thm.Qwen
 public import Verified.Thm.Llama
+public import Verified.Thm.Ffi
 
 /-!
 # Lean Verified Tokenizers

@@ -10,6 +10,8 @@ Quick start::
 
 The encoder runs the Python transliteration of the Lean definitions in ``Verified/Spec``
 (``lvt.core``, ``lvt.families``), differential-tested against the Lean kernel's evaluation.
+Where the Lean-built shared library is found (``lake build``; see :mod:`lvt._native`),
+lowering, layout and unlayout run natively in Lean instead; :func:`backend` says which.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from lvt.errors import (
     ConversationError,
     FormatError,
     LvtError,
+    NativeLibraryError,
     ParseError,
 )
 from lvt.formats import FORMATS, FormatSpec, format_names, load_format
@@ -53,6 +56,7 @@ __all__ = [
     "FormatSpec",
     "LvtError",
     "Message",
+    "NativeLibraryError",
     "ParseError",
     "Payload",
     "Plain",
@@ -64,10 +68,13 @@ __all__ = [
     "Tokens",
     "ToolCall",
     "__version__",
+    "backend",
+    "backend_reason",
     "format_names",
     "from_openai",
     "from_openai_batch",
     "load_format",
+    "native_backend",
 ]
 
 try:
@@ -77,3 +84,32 @@ try:
 except Exception:  # pragma: no cover
     __version__ = "0+unknown"
 
+
+
+def native_backend() -> object | None:
+    """The loaded :class:`lvt._native.NativeBackend`, or ``None`` on the reference backend.
+
+    Raises:
+        NativeLibraryError: ``$LVT_NATIVE_LIB`` is set but the library cannot be loaded.
+    """
+    from lvt import _native
+
+    return _native.load()
+
+
+def backend() -> str:
+    """``"native"`` when the Lean-built shared library is loaded (lowering, layout and unlayout
+    then run in Lean), else ``"reference"`` (the Python transliteration;
+    ``LVT_BACKEND=reference`` forces it).
+
+    Raises:
+        NativeLibraryError: ``$LVT_NATIVE_LIB`` is set but the library cannot be loaded.
+    """
+    return "native" if native_backend() is not None else "reference"
+
+
+def backend_reason() -> str:
+    """Why :func:`backend` chose what it did (the library path, or why none was loaded)."""
+    from lvt import _native
+
+    return _native.reason()

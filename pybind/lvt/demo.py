@@ -163,6 +163,7 @@ def run_demo(
     from lvt.openai import from_openai
 
     _say(out, "lvt demo: verified chat rendering -> template parity -> dataset -> check -> RLVR")
+    _say(out, f"backend: {lvt.backend()} ({lvt.backend_reason()})")
 
     t0 = time.perf_counter()
     setup = ck.make_checker(tokenizer, format, template, options=options)

@@ -7,6 +7,11 @@ token ids back.
 ``Verified/Spec`` are the production path. ``parse`` runs ``decodeSyms`` then ``unlayout``.
 Spans are cached by text, so the prompt shared by a GRPO group is encoded once.
 
+Backends: where the Lean-built shared library is loaded (:func:`lvt.backend` is
+``"native"``), ``lower`` + ``layout`` and ``unlayout`` run in Lean through :mod:`lvt._native`
+(wire version 2, :mod:`lvt.wire`); span encoding and ``decodeSyms`` stay here, since the Lean
+side has no tokenizer. Otherwise the transliteration runs.
+
 One ``ChatEncoder`` may be shared by threads: the codec's cache is guarded by a lock and
 everything else is read-only after construction.
 """
@@ -24,7 +29,7 @@ import numpy as np
 from lvt import core
 from lvt import formats as _formats
 from lvt.codec import TokenizerCodec, as_tokenizer
-from lvt.errors import ConversationError, LvtError, ParseError
+from lvt.errors import ConversationError, LvtError, NativeLibraryError, ParseError
 from lvt.families import unlower
 from lvt.jsonfmt import map_strings
 from lvt.model import Block, Conversation, Message, Plain, Reasoning, Text, ToolCall
@@ -87,7 +92,11 @@ class ChatEncoder:
         options: Mapping[str, Any] | None = None,
         strict: bool = False,
         cache_size: int = 65536,
+        backend: str | None = None,
     ) -> None:
+        """``backend``: ``None`` (the native library when it is found, else the reference),
+        ``"reference"`` or ``"native"`` (raises :class:`NativeLibraryError` without one)."""
+        self._native = _select_native(backend)
         self._tokenizer = as_tokenizer(tokenizer)
         self._family = family
         self._format_name = format_name
@@ -106,11 +115,13 @@ class ChatEncoder:
         format: str = "qwen2.5",
         strict: bool = False,
         cache_size: int = 65536,
+        backend: str | None = None,
         **options: Any,
     ) -> ChatEncoder:
         """An encoder for the registered ``format`` (see :mod:`lvt.formats`) with template
         ``options`` (``enable_thinking``, ``date_string``, ``tools_in_user_message``).
 
+        ``backend`` chooses where lower, layout and unlayout run (see :meth:`__init__`).
         ``tok`` is a ``tokenizers.Tokenizer``, a ``transformers`` fast tokenizer, a zoo name
         (:func:`lvt.zoo.available`) or a path to a ``tokenizer.json``.
 
@@ -132,7 +143,7 @@ class ChatEncoder:
         fs = _formats.get_spec(format)
         fam = fs.load(as_tokenizer(tok), **options)
         return cls(tok, fam, format_name=fs.name, format_spec=fs, options=options,
-                   strict=strict, cache_size=cache_size)
+                   strict=strict, cache_size=cache_size, backend=backend)
 
     # -- properties -------------------------------------------------------------------------
 
@@ -155,6 +166,11 @@ class ChatEncoder:
     def tokenizer(self) -> Any:
         """The wrapped ``tokenizers.Tokenizer``."""
         return self._tokenizer
+
+    @property
+    def backend(self) -> str:
+        """``"native"`` (lower, layout and unlayout run in Lean) or ``"reference"``."""
+        return "reference" if self._native is None else "native"
 
     @property
     def codec(self) -> TokenizerCodec:
@@ -201,8 +217,24 @@ class ChatEncoder:
         return items
 
     def layout(self, conv: Conversation) -> list[core.Item]:
-        """The items of the render of ``conv`` (``layout (lower c)``)."""
-        return self._check_ids(self._family.layout(self.lower(conv)))
+        """The items of the render of ``conv`` (``layout (lower c)``; run in Lean on the
+        native backend)."""
+        if self._native is None:
+            return self._check_ids(self._family.layout(self.lower(conv)))
+        if not isinstance(conv, Conversation):
+            raise ConversationError(None, f"expected a Conversation, got {type(conv).__name__}")
+        norm = self.normalize(conv)
+        try:
+            items = self._native.layout(self._family, norm)
+        except NativeLibraryError:
+            raise
+        except ValueError as e:  # an id or a count beyond u32, a lone surrogate
+            raise ConversationError(None, f"not representable on the FFI wire: {e}") from None
+        if items is None:
+            self._family.lower(norm)  # raises with the message and the reason
+            raise ConversationError(None, "the format cannot express this conversation "
+                                    "(refused by the Lean lowering)")
+        return self._check_ids(items)
 
     def encode(self, conv: Conversation) -> Encoded:
         """Render one conversation to ids, loss mask and owner arrays.
@@ -266,7 +298,8 @@ class ChatEncoder:
         if s is None:
             raise ParseError("a run of text tokens is not the encoding of its text",
                              _first_bad_run(self._codec, self._reserved, ts))
-        q = self._family.unlayout(s)
+        q = self._family.unlayout(s) if self._native is None else self._native.unlayout(
+            self._family, s)
         if q is None:
             raise ParseError(f"the tokens are not a render in format {self._format_name!r}")
         return q
@@ -320,6 +353,20 @@ class ChatEncoder:
 
     def __repr__(self) -> str:
         return f"ChatEncoder(format={self._format_name!r}, vocab={self._codec.vocab_size})"
+
+
+def _select_native(backend: str | None) -> Any:
+    """The native backend to dispatch to (``None``: the reference transliteration)."""
+    from lvt import _native
+
+    if backend not in (None, "native", "reference"):
+        raise LvtError(f"unknown backend {backend!r}; expected 'native' or 'reference'")
+    if backend == "reference":
+        return None
+    nb = _native.load()
+    if backend == "native" and nb is None:
+        raise NativeLibraryError(f"the native backend was asked for: {_native.reason()}")
+    return nb
 
 
 def normalize_text(conv: Conversation, f: Any) -> Conversation:

@@ -11,6 +11,7 @@ __all__ = [
     "ConversationError",
     "FormatError",
     "LvtError",
+    "NativeLibraryError",
     "ParseError",
 ]
 
@@ -88,3 +89,7 @@ class ParseError(LvtError, ValueError):
         self.reason = reason
         where = "" if position is None else f" at token {position}"
         super().__init__(f"not a render{where}: {reason}")
+
+
+class NativeLibraryError(LvtError):
+    """The Lean-built shared library could not be loaded or returned an error."""
