@@ -19,6 +19,7 @@ everything else is read-only after construction.
 from __future__ import annotations
 
 import hashlib
+import threading
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -107,6 +108,9 @@ class ChatEncoder:
         # every one of them, and every special added token, out of text
         self._reserved = frozenset(family.reserved)
         self._fingerprint: str | None = None
+        # normalised tool lists (a batch shares one; frozen tool lists are hashable)
+        self._tools_memo: dict[Any, list[Any]] = {}
+        self._memo_lock = threading.Lock()
 
     @classmethod
     def from_tokenizer(
@@ -202,7 +206,22 @@ class ChatEncoder:
         form = self._codec.unicode_form
         if form is None:
             return conv
-        return normalize_text(conv, lambda s: unicodedata.normalize(form, s))
+
+        def f(s: str) -> str:
+            return s if unicodedata.is_normalized(form, s) else unicodedata.normalize(form, s)
+
+        tools = conv.tools
+        if tools is not None:
+            with self._memo_lock:
+                normal = self._tools_memo.get(tools)
+            if normal is None:
+                normal = [map_strings(t, f) for t in tools]
+                with self._memo_lock:
+                    if len(self._tools_memo) >= 64:
+                        self._tools_memo.clear()
+                    self._tools_memo[tools] = normal
+            tools = normal
+        return normalize_text(conv, f, tools)
 
     def _check_ids(self, items: list[core.Item]) -> list[core.Item]:
         """Token payloads must be ids of the vocabulary."""
@@ -369,9 +388,9 @@ def _select_native(backend: str | None) -> Any:
     return nb
 
 
-def normalize_text(conv: Conversation, f: Any) -> Conversation:
+def normalize_text(conv: Conversation, f: Any, tools: Any = ...) -> Conversation:
     """Apply ``f`` to every text of a conversation: payloads, tool-call names and arguments,
-    and the strings of the tool definitions."""
+    and the strings of the tool definitions (or use ``tools``, already normalised)."""
     def block(b: Any) -> Any:
         if isinstance(b, Plain | Reasoning) and isinstance(b.payload, Text):
             return type(b)(Text(f(b.payload.text)))
@@ -382,6 +401,7 @@ def normalize_text(conv: Conversation, f: Any) -> Conversation:
     return Conversation(
         [Message(m.role, [block(b) for b in m.blocks]) for m in conv.messages],
         conv.add_generation_prompt,
+        tools if tools is not ... else
         None if conv.tools is None else [map_strings(t, f) for t in conv.tools],
     )
 
