@@ -32,6 +32,7 @@ __all__ = [
     "is_py_space",
     "join_with",
     "lstrip_char",
+    "merge_text",
     "pay",
     "split_at_ctrl",
     "split_first",
@@ -109,6 +110,21 @@ def syms(items: Iterable[Item]) -> Stream:
 
 # ---------------------------------------------------------------------------------------------
 # Text helpers (Spec/Sym.lean)
+
+
+def merge_text(s: Iterable[str | int]) -> Stream:
+    """A symbol stream with adjacent text runs joined and empty runs dropped (the form
+    :func:`syms` and :func:`decode_syms` produce)."""
+    out: Stream = []
+    for x in s:
+        if isinstance(x, str):
+            if not x:
+                continue
+            if out and isinstance(out[-1], str):
+                out[-1] += x
+                continue
+        out.append(x)
+    return out
 
 
 def take_text(s: Stream) -> tuple[str, Stream]:

@@ -457,14 +457,8 @@ def decode_unlayout_request(data: bytes) -> tuple[Any, core.Stream]:
             if k == 2:
                 raise WireDecodeError("symbols", "verbatim-token symbols are not produced by "
                                       "decode_syms")
-            if isinstance(x, str):
-                if not x:
-                    continue
-                if out and isinstance(out[-1], str):
-                    out[-1] += x
-                    continue
             out.append(x)
-        return out
+        return core.merge_text(out)
 
     s = _section(r, entries, "symbols")
     _end(r)

@@ -149,19 +149,6 @@ def _loose_syms(codec: Any, reserved: frozenset[int], ids: Sequence[int]) -> cor
     return out if flush() else None
 
 
-def _merge(s: core.Stream) -> core.Stream:
-    out: core.Stream = []
-    for x in s:
-        if isinstance(x, str):
-            if not x:
-                continue
-            if out and isinstance(out[-1], str):
-                out[-1] += x
-                continue
-        out.append(x)
-    return out
-
-
 def parse_completion(family: Any, codec: Any, reserved: frozenset[int], ids: Sequence[int]
                      ) -> list[Block] | None:
     """The blocks of a sampled assistant turn (``None`` when they do not read as one): the
@@ -170,12 +157,12 @@ def parse_completion(family: Any, codec: Any, reserved: frozenset[int], ids: Seq
     if body is None:
         return None
     if isinstance(family, qwen.Qwen):
-        s = _merge(core.syms(family.prompt_items(0)) + body + family.footer_syms())
+        s = core.merge_text(core.syms(family.prompt_items(0)) + body + family.footer_syms())
         t = family.unlayout_turn(s[1:])
         if not isinstance(t, qwen.AssistantTurn):
             return None
         return list(_qwen_turn(t)[0].blocks)
-    s = _merge(core.syms(family.prompt_items(0)) + body + [family.ids.eot])
+    s = core.merge_text(core.syms(family.prompt_items(0)) + body + [family.ids.eot])
     t = family.unlayout_turn(s[1:])
     if not isinstance(t, llama.CallTurn | llama.PlainTurn):
         return None
