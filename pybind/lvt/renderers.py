@@ -176,8 +176,9 @@ def _options_key(options: Mapping[str, Any]) -> str:
 #: The attributes of ``ChatEncoder`` that :meth:`EncoderPool.get` sets on a copy that shares
 #: its codec (everything else of an encoder is the codec and its caches).
 _REBIND = ("_family", "_format_name", "_spec", "_options", "_reserved", "_fingerprint")
-#: The attributes a copy shares (any other attribute: the pool builds a fresh encoder).
-_SHARED = ("_tokenizer", "_codec")
+#: The attributes a copy shares (any other attribute: the pool builds a fresh encoder): the
+#: codec, the backend, and the memo of normalised tool lists (it depends on the codec alone).
+_SHARED = ("_tokenizer", "_codec", "_native", "_tools_memo", "_memo_lock")
 
 
 class EncoderPool:
