@@ -45,7 +45,7 @@ from strategies import conversations
 # LVT_DIFF_RANDOM (random conversations per format instance) and LVT_DIFF_FULL=1 (agent loops
 # for every option instance, the real-tokenizer vectors of both families).
 N_RANDOM = int(os.environ.get("LVT_DIFF_RANDOM", "1"))
-N_FILES = int(os.environ.get("LVT_DIFF_FILES", "3"))
+N_FILES = int(os.environ.get("LVT_DIFF_FILES", "4"))
 FULL = os.environ.get("LVT_DIFF_FULL", "") == "1"
 #: Instances whose agent loop is a vector on every run: one per shipped format.
 LOOP_INSTANCES = ("qwen25", "qwen3", "qwen3stable", "llama31")
@@ -199,9 +199,12 @@ def vector_examples(v: Vector, fname: str, cname: str) -> list[str]:
     if v.layout is None:
         return out
     render = f"ids (encodeItems charCodec ({lay} q))"
-    out += [
+    out.append(
         f"example : ({low}.map fun q => hashCode (cellsCode (encodeItems charCodec ({lay} q)))) ="
-        f"\n    {_opt(v.cells)}" + dec,
+        f"\n    {_opt(v.cells)}" + dec)
+    if not parse_in_kernel(v):
+        return out
+    out += [
         f"example : ({low}.bind fun q => (Format.parse {fmt} charCodec ({render})).map\n"
         f"    fun p => hashCode (layoutCode ({lay} p))) = {_opt(v.parse)}" + dec,
         f"example : ({low}.bind fun q => (Format.parse {fmt} charCodec (dropAt {v.bad_at} "
@@ -292,10 +295,11 @@ def test_vectors_cover_the_model() -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def corrupted_module(vectors: list[Vector]) -> tuple[str, list[str]]:
-    """Three vectors with Python's result changed (layout, render, parse): Lean must reject
-    exactly these three examples."""
-    v = next(x for x in vectors if x.layout is not None and "drawn" in x.label)
+def corrupted_modules(vectors: list[Vector]) -> list[tuple[str, str]]:
+    """One vector with Python's result changed (layout, render, parse), one module per change
+    (a module stops reporting after its first failing `decide` here): Lean must reject each."""
+    v = next(x for x in vectors if x.layout is not None and "drawn" in x.label
+             and parse_in_kernel(x))
     assert v.cells is not None and v.parse is not None
     fname = f"fmt_{v.inst}"
     decls = [f"def {fname} := {lg.format_term(encoder(v.inst).family)}\n",
@@ -303,48 +307,61 @@ def corrupted_module(vectors: list[Vector]) -> tuple[str, list[str]]:
     bad = Vector(v.label, v.inst, v.conv, v.layout + 1, v.cells + 1, v.parse + 1, v.bad_at, v.bad)
     ex = vector_examples(bad, fname, "conv0")
     labels = ["corrupt layout", "corrupt render", "corrupt parse"]
-    body = []
-    for label, e in zip(labels, ex[1:4], strict=True):
-        body += [f"-- {label}", e]
-    return lg.module_text("three corrupted vectors", decls + body), labels
+    return [(lg.module_text(label, [*decls, f"-- {label}", e]), label)
+            for label, e in zip(labels, ex[1:4], strict=True)]
+
+
+def partition(vectors: list[Vector], n: int) -> list[list[Vector]]:
+    """Split the vectors into ``n`` modules, the agent loops (the heavy ones) dealt out first."""
+    order = sorted(vectors, key=lambda v: "agent loop" not in v.label)  # stable
+    return [order[i::n] for i in range(n)]
+
+
+def parse_in_kernel(v: Vector) -> bool:
+    """Whether the kernel checks the parse of this vector. Not for Llama with tools: parsing
+    the JSON tool preamble back (`parseBlocks` over the pretty-printed schemas) takes the wasm
+    Lean past its heap limit (it dies instead of answering), though its layout and render are
+    checked; `tests/test_families.py` checks that parse in Python."""
+    return not (v.inst.startswith("llama") and v.conv.tools is not None)
 
 
 @pytest.mark.lean
 def test_production_path_agrees_with_lean_kernel() -> None:
     vectors = all_vectors()
-    parts = [vectors[i::N_FILES] for i in range(N_FILES)]
+    parts = partition(vectors, N_FILES)
     root = lg.stage_library("lvt-differential-")
     try:
         targets = []
         n_examples = 0
         for i, part in enumerate(parts):
-            text = vectors_module(f"differential vectors, part {i + 1} of {N_FILES}", part)
+            text = vectors_module(f"differential vectors, part {i + 1} of {len(parts)}", part)
             n_examples += lg.count_examples(text)
             p = root / f"Verified/LvtVectors/Part{i + 1}.lean"
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(text, encoding="utf-8")
             targets.append(p)
-        bad_text, labels = corrupted_module(vectors)
-        bad = root / "Verified/LvtVectors/Corrupt.lean"
-        bad.write_text(bad_text, encoding="utf-8")
-        targets.append(bad)
+        bads = []
+        for k, (text, label) in enumerate(corrupted_modules(vectors)):
+            bad = root / f"Verified/LvtVectors/Corrupt{k + 1}.lean"
+            bad.write_text(text, encoding="utf-8")
+            targets.append(bad)
+            bads.append((f"Verified.LvtVectors.Corrupt{k + 1}", text, label))
         print(f"differential: {len(vectors)} vectors, {n_examples} Lean examples in "
-              f"{N_FILES} files, + 3 corrupted")
+              f"{len(parts)} files, + 3 corrupted")
         run = lg.run_checker(root, targets, jobs=len(targets))
         print(run.output)
         print(f"lean_check wall time: {run.seconds:.0f} s")
-        for i in range(N_FILES):
+        for i in range(len(parts)):
             name = f"Verified.LvtVectors.Part{i + 1}"
             assert run.status.get(name) == "ok", (
                 f"{name}: Lean disagrees with lvt\n{run.messages_for(name)}")
-        assert run.status.get("Verified.LvtVectors.Corrupt") == "FAILED", run.output
-        msgs = run.messages_for("Verified.LvtVectors.Corrupt")
-        lines = bad_text.splitlines()
-        for label in labels:
+        for name, text, label in bads:
+            assert run.status.get(name) == "FAILED", (label, run.output)
+            msgs = run.messages_for(name)
+            lines = text.splitlines()
             start = lines.index(f"-- {label}") + 1
             end = next(j for j in range(start, len(lines)) if ":= by" in lines[j])
-            spans = [f"Corrupt.lean:{n}:" for n in range(start + 1, end + 2)]
+            spans = [f"{name.rsplit('.', 1)[1]}.lean:{n}:" for n in range(start + 1, end + 2)]
             assert any(sp in msgs for sp in spans), (label, start + 1, end + 1, msgs)
-        assert msgs.count(": error:") == len(labels), msgs
     finally:
         shutil.rmtree(root, ignore_errors=True)
