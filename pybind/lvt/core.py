@@ -28,6 +28,7 @@ __all__ = [
     "clear_of",
     "ctrl",
     "decode_syms",
+    "decode_syms_at",
     "encode_items",
     "is_py_space",
     "join_with",
@@ -329,6 +330,15 @@ def encode_items(
 def decode_syms(codec: Any, reserved: frozenset[int], ids: Sequence[int]) -> Stream | None:
     """``decodeSyms``: the symbol stream of a token list, or ``None`` when a run between
     reserved ids is not the exact encoding of its text."""
+    return decode_syms_at(codec, reserved, ids)[0]
+
+
+def decode_syms_at(
+    codec: Any, reserved: frozenset[int], ids: Sequence[int]
+) -> tuple[Stream, None] | tuple[None, int]:
+    """:func:`decode_syms` in one pass that also says where it failed: ``(stream, None)``,
+    or ``(None, start)`` with the index of the first token of the first run that is not the
+    exact encoding of its text."""
     out: Stream = []
     start = 0
     n = len(ids)
@@ -351,9 +361,9 @@ def decode_syms(codec: Any, reserved: frozenset[int], ids: Sequence[int]) -> Str
         t = ids[j]
         if t in reserved:
             if not run(start, j):
-                return None
+                return None, start
             out.append(int(t))
             start = j + 1
     if not run(start, n):
-        return None
-    return out
+        return None, start
+    return out, None

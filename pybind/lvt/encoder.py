@@ -30,10 +30,27 @@ import numpy as np
 from lvt import core
 from lvt import formats as _formats
 from lvt.codec import TokenizerCodec, as_tokenizer
-from lvt.errors import ConversationError, LvtError, NativeLibraryError, ParseError
+from lvt.errors import (
+    ArgumentError,
+    ConversationError,
+    FormatError,
+    InputError,
+    NativeLibraryError,
+    ParseError,
+)
 from lvt.families import unlower
 from lvt.jsonfmt import map_strings
-from lvt.model import Block, Conversation, Message, Plain, Reasoning, Text, ToolCall
+from lvt.model import (
+    Block,
+    Conversation,
+    Message,
+    Plain,
+    Reasoning,
+    Text,
+    ToolCall,
+    check_bool,
+    check_token_ids,
+)
 from lvt.openai import from_openai
 
 __all__ = ["ChatEncoder", "Encoded"]
@@ -96,7 +113,18 @@ class ChatEncoder:
         backend: str | None = None,
     ) -> None:
         """``backend``: ``None`` (the native library when it is found, else the reference),
-        ``"reference"`` or ``"native"`` (raises :class:`NativeLibraryError` without one)."""
+        ``"reference"`` or ``"native"`` (raises :class:`NativeLibraryError` without one).
+
+        Raises:
+            ArgumentError: ``strict`` is not a bool, ``cache_size`` not a non-negative int,
+                ``backend`` unknown, or ``tokenizer`` not a tokenizer.
+        """
+        strict = check_bool("strict", strict)
+        if type(cache_size) is not int or cache_size < 0:
+            raise ArgumentError("cache_size", f"expected a non-negative int, got {cache_size!r}")
+        if not isinstance(getattr(tokenizer, "backend_tokenizer", tokenizer), _Tokenizer()):
+            raise ArgumentError("tokenizer", "expected a tokenizers.Tokenizer or a transformers "
+                                f"fast tokenizer, got {type(tokenizer).__name__}")
         self._native = _select_native(backend)
         self._tokenizer = as_tokenizer(tokenizer)
         self._family = family
@@ -116,7 +144,7 @@ class ChatEncoder:
     def from_tokenizer(
         cls,
         tok: Any,
-        format: str = "qwen2.5",
+        format: str | None = None,
         strict: bool = False,
         cache_size: int = 65536,
         backend: str | None = None,
@@ -127,24 +155,23 @@ class ChatEncoder:
 
         ``backend`` chooses where lower, layout and unlayout run (see :meth:`__init__`).
         ``tok`` is a ``tokenizers.Tokenizer``, a ``transformers`` fast tokenizer, a zoo name
-        (:func:`lvt.zoo.available`) or a path to a ``tokenizer.json``.
+        (:func:`lvt.zoo.available`), a path to a ``tokenizer.json`` or a directory holding one.
+        ``format=None`` (the default): the format a zoo name implies
+        (:data:`lvt.templates.ZOO_FORMATS`: ``"llama3.1"`` and ``"llama3"`` give
+        ``"llama3.1"``), else ``"qwen2.5"``.
 
         Raises:
-            FormatError: unknown format or option, or a control token missing (named).
+            FormatError: unknown format or option, a control token missing (named), or a zoo
+                name that implies no format while ``format`` is not given.
+            InputError: ``tok`` is a path that does not exist or is not a tokenizer file
+                (names the path).
+            ArgumentError: ``tok`` is neither a tokenizer, a string nor a path; ``strict``,
+                ``cache_size`` or ``backend`` is invalid.
+            LvtError: a zoo name whose package is missing.
         """
-        if isinstance(tok, str):
-            from lvt import zoo
-
-            if tok in zoo.available():
-                tok = zoo.load_tokenizer(tok)
-            else:
-                from tokenizers import Tokenizer
-
-                try:
-                    tok = Tokenizer.from_file(tok)
-                except Exception as e:
-                    raise LvtError(f"cannot load tokenizer {tok!r}: {e}") from None
-        fs = _formats.get_spec(format)
+        fmt = _default_format(tok, format)
+        tok = _load_tokenizer(tok)
+        fs = _formats.get_spec(fmt)
         fam = fs.load(as_tokenizer(tok), **options)
         return cls(tok, fam, format_name=fs.name, format_spec=fs, options=options,
                    strict=strict, cache_size=cache_size, backend=backend)
@@ -259,14 +286,29 @@ class ChatEncoder:
         """Render one conversation to ids, loss mask and owner arrays.
 
         Raises:
-            ConversationError: the conversation is not valid for the format.
+            ConversationError: ``conv`` is not a :class:`~lvt.model.Conversation`, or is not
+                valid for the format (message index and reason; a token payload with an id
+                outside the vocabulary included).
             CodecLawError: the tokenizer broke a codec law on one of the texts.
         """
         return self.encode_batch([conv])[0]
 
     def encode_batch(self, convs: Iterable[Conversation]) -> list[Encoded]:
         """Render many conversations; their distinct spans are encoded once (cache misses in
-        one ``encode_batch`` call of the tokenizer)."""
+        one ``encode_batch`` call of the tokenizer).
+
+        Raises:
+            ArgumentError: ``convs`` is not an iterable of conversations (one
+                :class:`~lvt.model.Conversation` on its own is refused: use :meth:`encode`).
+            ConversationError: as :meth:`encode`, naming the conversation of the batch.
+            CodecLawError: as :meth:`encode`.
+        """
+        if isinstance(convs, Conversation):
+            raise ArgumentError("convs", "expected an iterable of Conversation, got one "
+                                "Conversation (use encode(conv) or encode_batch([conv]))")
+        if isinstance(convs, str | bytes | Mapping) or not isinstance(convs, Iterable):
+            raise ArgumentError("convs", f"expected an iterable of Conversation, got "
+                                f"{type(convs).__name__}")
         convs = list(convs)
         layouts: list[list[core.Item]] = []
         for n, c in enumerate(convs):
@@ -294,14 +336,26 @@ class ChatEncoder:
 
     def generation_prompt(self, conv: Conversation) -> np.ndarray:
         """Ids of the render of ``conv`` followed by the generation prompt, ready for an
-        inference engine."""
+        inference engine.
+
+        Raises:
+            ConversationError: as :meth:`encode`.
+        """
+        if not isinstance(conv, Conversation):
+            raise ConversationError(None, f"expected a Conversation, got {type(conv).__name__}")
         return self.encode(Conversation(conv.messages, True, conv.tools)).ids
 
     # -- parsing ----------------------------------------------------------------------------
 
     def _ids(self, ids: Sequence[int] | np.ndarray) -> tuple[int, ...]:
-        ts = tuple(int(t) for t in np.asarray(ids).reshape(-1).tolist())
-        bad = self._codec.first_invalid_id(ts)
+        """``ids`` checked: integers (:func:`lvt.model.check_token_ids`), each in the
+        vocabulary."""
+        ts = check_token_ids(ids, "ids", limit=None)
+        try:
+            bad = self._codec.first_invalid_id(ts)
+        except OverflowError:  # an id beyond int64: find the first bad one by hand
+            valid = self._codec.valid_ids()
+            bad = next(j for j, t in enumerate(ts) if not (0 <= t < len(valid) and valid[t]))
         if bad is not None:
             raise ParseError(f"token id {ts[bad]} is not in the vocabulary", bad)
         return ts
@@ -309,14 +363,19 @@ class ChatEncoder:
     def parse_lowered(self, ids: Sequence[int] | np.ndarray) -> Any:
         """``parse``: the lowered conversation (owners 0) whose render is ``ids``.
 
+        ``ids``: a 1-D sequence of Python or NumPy integers (a list, a tuple, an integer
+        array); floats, bools, nested lists and 2-D arrays are refused.
+
         Raises:
-            ParseError: ``ids`` is not the render of any conversation in this format.
+            ArgumentError: ``ids`` is not a flat sequence of integers (names the position).
+            ParseError: ``ids`` is not the render of any conversation in this format (an id
+                outside the vocabulary, a text run that is not the encoding of its text, with
+                the position of the run; or a layout the format does not produce).
         """
         ts = self._ids(ids)
-        s = core.decode_syms(self._codec, self._reserved, ts)
+        s, bad = core.decode_syms_at(self._codec, self._reserved, ts)
         if s is None:
-            raise ParseError("a run of text tokens is not the encoding of its text",
-                             _first_bad_run(self._codec, self._reserved, ts))
+            raise ParseError("a run of text tokens is not the encoding of its text", bad)
         q = self._family.unlayout(s) if self._native is None else self._native.unlayout(
             self._family, s)
         if q is None:
@@ -328,6 +387,7 @@ class ChatEncoder:
         messages (defaults the template inserted appear as messages; tools as JSON).
 
         Raises:
+            ArgumentError: ``ids`` is not a flat sequence of integers (names the position).
             ParseError: ``ids`` is not the render of any conversation in this format.
         """
         return unlower(self._family, self.parse_lowered(ids))
@@ -339,6 +399,7 @@ class ChatEncoder:
         (:class:`lvt.model.Sampled`).
 
         Raises:
+            ArgumentError: ``ids`` is not a flat sequence of integers (names the position).
             ParseError: the tokens do not read as an assistant turn of this format.
         """
         from lvt.families import parse_completion
@@ -379,7 +440,8 @@ def _select_native(backend: str | None) -> Any:
     from lvt import _native
 
     if backend not in (None, "native", "reference"):
-        raise LvtError(f"unknown backend {backend!r}; expected 'native' or 'reference'")
+        raise ArgumentError("backend", f"unknown backend {backend!r}; expected None, 'native' "
+                            "or 'reference'")
     if backend == "reference":
         return None
     nb = _native.load()
@@ -414,12 +476,57 @@ def _in_batch(e: ConversationError, n: int, total: int) -> ConversationError:
     return err
 
 
-def _first_bad_run(codec: Any, reserved: frozenset[int], ts: Sequence[int]) -> int | None:
-    """The position of the first run of text tokens that does not decode and re-encode."""
-    start = 0
-    for j in range(len(ts) + 1):
-        if j == len(ts) or ts[j] in reserved:
-            if j > start and core.decode_syms(codec, reserved, ts[start:j]) is None:
-                return start
-            start = j + 1
-    return None
+def _Tokenizer() -> type:
+    from tokenizers import Tokenizer
+
+    return Tokenizer
+
+
+def _default_format(tok: Any, fmt: Any) -> Any:
+    """The format :meth:`ChatEncoder.from_tokenizer` uses: ``fmt`` when given, else the one a
+    zoo name implies, else ``"qwen2.5"``."""
+    if fmt is not None:
+        return fmt
+    if isinstance(tok, str):
+        from lvt.templates import ZOO_FORMATS
+
+        if tok in ZOO_FORMATS:
+            return ZOO_FORMATS[tok]
+        from lvt import zoo
+
+        if tok in zoo.available():
+            raise FormatError(f"zoo tokenizer {tok!r} implies no lvt format; pass format= "
+                              f"(one of {_formats.format_names()})")
+    return "qwen2.5"
+
+
+def _load_tokenizer(tok: Any) -> Any:
+    """The tokenizer ``tok`` names: itself, a zoo entry, or a ``tokenizer.json`` (a file, or
+    a directory holding one)."""
+    import os
+    from pathlib import Path
+
+    if isinstance(tok, str):
+        from lvt import zoo
+        from lvt.templates import ZOO_FORMATS
+
+        if tok in ZOO_FORMATS or tok in zoo.available():
+            return zoo.load_tokenizer(tok)  # LvtError naming a missing package
+    elif not isinstance(tok, os.PathLike):
+        if not isinstance(getattr(tok, "backend_tokenizer", tok), _Tokenizer()):
+            raise ArgumentError("tok", "expected a tokenizers.Tokenizer, a transformers fast "
+                                "tokenizer, a zoo name or a path to a tokenizer.json, got "
+                                f"{type(tok).__name__}")
+        return tok
+    p = Path(tok)
+    if p.is_dir():
+        p = p / "tokenizer.json"
+    if not p.is_file():
+        from lvt import zoo
+
+        raise InputError(str(tok), None, f"no such tokenizer file {str(p)!r}, and not a zoo "
+                         f"name (available: {', '.join(zoo.available())})")
+    try:
+        return _Tokenizer().from_file(str(p))
+    except Exception as e:  # tokenizers raises a bare Exception on a malformed file
+        raise InputError(str(p), None, f"cannot load tokenizer: {e}") from None

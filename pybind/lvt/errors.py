@@ -7,9 +7,11 @@ whole family with one ``except`` clause and still tell the cases apart.
 from __future__ import annotations
 
 __all__ = [
+    "ArgumentError",
     "CodecLawError",
     "ConversationError",
     "FormatError",
+    "InputError",
     "LvtError",
     "NativeLibraryError",
     "ParseError",
@@ -18,6 +20,60 @@ __all__ = [
 
 class LvtError(Exception):
     """Base class of every error raised by lvt."""
+
+
+class ArgumentError(LvtError, TypeError, ValueError):
+    """An argument of a public entry point has the wrong type or an impossible value: a float
+    or a bool where a token id is expected, a dict where a :class:`~lvt.model.Message` is, a
+    string for ``add_generation_prompt``, a 2-D array of ids.
+
+    It is both a :class:`TypeError` and a :class:`ValueError`, so code written against the
+    raw exceptions Python would raise keeps working.
+
+    Attributes:
+        argument: the name of the offending argument (``"ids"``, ``"messages"``, ...).
+        reason: a human-readable explanation.
+        message_index: index of the message it concerns, when there is one.
+        position: index of the offending element (a token id, a block), when there is one.
+    """
+
+    def __init__(
+        self,
+        argument: str,
+        reason: str,
+        *,
+        message_index: int | None = None,
+        position: int | None = None,
+    ) -> None:
+        self.argument = argument
+        self.reason = reason
+        self.message_index = message_index
+        self.position = position
+        where = [f"argument {argument!r}"]
+        if message_index is not None:
+            where.append(f"message {message_index}")
+        if position is not None:
+            where.append(f"position {position}")
+        super().__init__(f"{', '.join(where)}: {reason}")
+
+
+class InputError(LvtError, ValueError):
+    """A file (a conversations file, a template, a tokenizer) could not be read; names the
+    path and, for line-oriented files, the line (also importable as
+    :class:`lvt.inputs.InputError`).
+
+    Attributes:
+        path: the file as given.
+        line: 1-based line number, or ``None`` when the problem is the whole file.
+        reason: a human-readable explanation.
+    """
+
+    def __init__(self, path: str, line: int | None, reason: str) -> None:
+        self.path = path
+        self.line = line
+        self.reason = reason
+        where = path if line is None else f"{path}:{line}"
+        super().__init__(f"{where}: {reason}")
 
 
 class ConversationError(LvtError, ValueError):

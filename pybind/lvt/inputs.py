@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from lvt.errors import LvtError
+from lvt.errors import InputError
 
 __all__ = [
     "ConversationInput",
@@ -31,17 +31,6 @@ __all__ = [
     "read_conversations",
     "sample_path",
 ]
-
-
-class InputError(LvtError, ValueError):
-    """A conversations file (or a template, a tokenizer) could not be read; names the line."""
-
-    def __init__(self, path: str, line: int | None, reason: str) -> None:
-        self.path = path
-        self.line = line
-        self.reason = reason
-        where = path if line is None else f"{path}:{line}"
-        super().__init__(f"{where}: {reason}")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,11 @@ Rules (text is never normalised here: the family's lowering trims where its temp
 * ``tools`` (JSON tool schemas) are a typed part of the conversation; each family places and
   lays them out as its template does.
 
-Every problem raises :class:`~lvt.errors.ConversationError` with the message index.
+Every problem with the messages or the tools raises :class:`~lvt.errors.ConversationError`
+with the message index (tool definitions and call arguments nested deeper than 64 levels
+included, whether given as objects or as JSON strings); an ``add_generation_prompt`` that is
+not a ``bool`` and a batch that is not a list of conversations raise
+:class:`~lvt.errors.ArgumentError`.
 """
 
 from __future__ import annotations
@@ -31,9 +35,19 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lvt.errors import ConversationError
+from lvt.errors import ArgumentError, ConversationError
 from lvt.jsonfmt import compact, freeze
-from lvt.model import Block, Conversation, Message, Plain, Reasoning, Role, Text, ToolCall
+from lvt.model import (
+    Block,
+    Conversation,
+    Message,
+    Plain,
+    Reasoning,
+    Role,
+    Text,
+    ToolCall,
+    check_bool,
+)
 
 __all__ = ["from_openai", "from_openai_batch", "tool_arguments"]
 
@@ -42,7 +56,12 @@ _REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
 
 def tool_arguments(args: Any, where: str = "arguments") -> str:
     """The argument text of a call as ``tojson`` writes it: objects serialised, strings that
-    hold JSON parsed and serialised, other strings verbatim, ``None`` as ``{}``."""
+    hold JSON parsed and serialised, other strings verbatim, ``None`` as ``{}``.
+
+    Raises:
+        ConversationError: the arguments are not JSON data or are nested deeper than 64
+            levels (a JSON string too).
+    """
     if args is None:
         return "{}"
     if isinstance(args, str):
@@ -50,6 +69,8 @@ def tool_arguments(args: Any, where: str = "arguments") -> str:
             value = json.loads(args)
         except ValueError:
             return args
+        except RecursionError:  # JSON nested far beyond the bound freeze enforces
+            raise ConversationError(None, f"{where}: nested deeper than 64 levels") from None
         return compact(freeze(value, where=where))
     return compact(freeze(args, where=where))
 
@@ -118,8 +139,10 @@ def from_openai(
 
     Raises:
         ConversationError: with the message index and the reason.
+        ArgumentError: ``add_generation_prompt`` is not a ``bool``.
     """
-    return _convert(messages, _freeze_tools(tools), add_generation_prompt)
+    agp = check_bool("add_generation_prompt", add_generation_prompt)
+    return _convert(messages, _freeze_tools(tools), agp)
 
 
 def from_openai_batch(
@@ -132,12 +155,20 @@ def from_openai_batch(
 
     Raises:
         ConversationError: naming the conversation and the message index, and the reason.
+        ArgumentError: ``conversations`` is not a list of message lists, or
+            ``add_generation_prompt`` is not a ``bool``.
     """
+    if isinstance(conversations, str | bytes | Mapping) or not isinstance(
+        conversations, Sequence
+    ):
+        raise ArgumentError("conversations", f"expected a list of message lists, got "
+                            f"{type(conversations).__name__}")
+    agp = check_bool("add_generation_prompt", add_generation_prompt)
     desc = _freeze_tools(tools)
     out: list[Conversation] = []
     for k, messages in enumerate(conversations):
         try:
-            out.append(_convert(messages, desc, add_generation_prompt))
+            out.append(_convert(messages, desc, agp))
         except ConversationError as e:
             raise ConversationError(e.message_index, f"conversation {k}: {e.reason}") from None
     return out
@@ -170,7 +201,9 @@ def _convert(
     out: list[Message] = []
     for i, msg in enumerate(messages):
         if not isinstance(msg, Mapping):
-            raise ConversationError(i, f"message must be a dict, got {type(msg).__name__}")
+            hint = " (an lvt.Message goes straight into lvt.Conversation)" if isinstance(
+                msg, Message) else ""
+            raise ConversationError(i, f"message must be a dict, got {type(msg).__name__}{hint}")
         role_s = msg.get("role")
         try:
             role = Role(role_s)
