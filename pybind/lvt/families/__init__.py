@@ -2,6 +2,7 @@
 
 * :mod:`lvt.families.qwen` (``Verified/Spec/Qwen.lean``): Qwen2.5, Qwen3 exact and stable.
 * :mod:`lvt.families.llama` (``Verified/Spec/Llama.lean``): Llama 3.1.
+* :mod:`lvt.families.deepseek` (``Verified/Spec/DeepSeek.lean``): DeepSeek-R1 exact and stable.
 
 :func:`unlower` turns a lowered conversation back into messages (the template-visible form of
 what was rendered); :func:`parse_completion` reads the tokens of a sampled assistant turn as
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lvt import core
-from lvt.families import llama, qwen
+from lvt.families import deepseek, llama, qwen
 from lvt.model import (
     Block,
     Conversation,
@@ -34,12 +35,18 @@ __all__ = ["erase", "parse_completion", "unlower"]
 
 
 def erase(q: Any) -> Any:
-    """``QConv.erase`` / ``LConv.erase``: every owner set to 0 (what the parser returns)."""
+    """``QConv.erase`` / ``LConv.erase`` / ``DConv.erase``: every owner set to 0 (what the
+    parser returns)."""
     def one(t: Any) -> Any:
         if isinstance(t, qwen.ToolGroup):
             return qwen.ToolGroup(tuple((p, 0) for p, _ in t.results))
+        if isinstance(t, deepseek.ResultsTurn):
+            return deepseek.ResultsTurn(t.first, tuple((p, 0) for p, _ in t.results))
         return dataclasses.replace(t, owner=0)
 
+    if isinstance(q, deepseek.DConv):
+        return dataclasses.replace(q, sys_owner=0, turns=tuple(one(t) for t in q.turns),
+                                   prompt=None if q.prompt is None else (q.prompt[0], 0))
     return dataclasses.replace(q, turns=tuple(one(t) for t in q.turns),
                                prompt=None if q.prompt is None else 0)
 
@@ -104,11 +111,38 @@ def _llama_turn(t: Any) -> list[Message]:
     raise TypeError(t)
 
 
+def _deepseek_turn(t: Any) -> list[Message]:
+    if isinstance(t, deepseek.UserTurn):
+        return [Message(Role.USER, _plain(t.p))]
+    if isinstance(t, deepseek.AssistantTurn | deepseek.CallsTurn):
+        bs: list[Block] = []
+        if t.think is not None:
+            bs.append(Reasoning(_pay(t.think)))
+        if isinstance(t, deepseek.AssistantTurn):
+            bs += _plain(t.content)
+        else:
+            bs += () if t.head is None else _plain(t.head)
+            bs += [ToolCall(k.name, k.args) for k in t.calls]
+        return [Message(Role.ASSISTANT, bs)]
+    if isinstance(t, deepseek.ResultsTurn):
+        return [Message(Role.TOOL, _plain(p)) for p, _ in t.results]
+    if isinstance(t, deepseek.SampledTurn):
+        return [Message(Role.ASSISTANT, (Sampled(t.ts),))]
+    raise TypeError(t)
+
+
 def unlower(family: Any, q: Any) -> Conversation:
     """The messages of a lowered conversation: each turn as the message(s) it came from, in
     the form the template shows them (trimmed, defaults explicit, tool results unquoted)."""
     msgs: list[Message] = []
     tools: list[Any] | None = None
+    if isinstance(family, deepseek.DeepSeek):
+        # the hoisted system text as one leading system message
+        if not (isinstance(q.system, str) and q.system == ""):
+            msgs.append(Message(Role.SYSTEM, _plain(q.system)))
+        for t in q.turns:
+            msgs += _deepseek_turn(t)
+        return Conversation(msgs, q.prompt is not None, None)
     if isinstance(family, qwen.Qwen):
         for t in q.turns:
             if isinstance(t, qwen.ToolsSystem):
@@ -156,6 +190,9 @@ def parse_completion(family: Any, codec: Any, reserved: frozenset[int], ids: Seq
     body = _loose_syms(codec, reserved, ids)
     if body is None:
         return None
+    if isinstance(family, deepseek.DeepSeek):
+        t = family.unlayout_completion(False, core.merge_text([*body, family.ids.eos]))
+        return None if t is None else list(_deepseek_turn(t)[0].blocks)
     if isinstance(family, qwen.Qwen):
         s = core.merge_text(core.syms(family.prompt_items(0)) + body + family.footer_syms())
         t = family.unlayout_turn(s[1:])

