@@ -1,0 +1,14 @@
+"""lvt's token-wise RLVR loss inside third-party RL trainers.
+
+Each submodule imports its trainer on import, so ``import lvt_trainer`` never needs them:
+
+* :mod:`lvt_trainer.integrations.trl`: :class:`~lvt_trainer.integrations.trl.LvtGRPOTrainer`,
+  TRL's ``GRPOTrainer`` with :func:`lvt_trainer.rlvr_loss` as its loss (extra ``lvt[trl]``).
+* :mod:`lvt_trainer.integrations.verl`: the loss registered in verl's policy-loss registry
+  as ``"lvt_token_rlvr"`` (and ``"lvt_token_rlvr_ppo"``); loaded by ``import verl`` itself
+  through the ``verl.plugins`` entry point (verl is installed by ``scripts/bootstrap``).
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
