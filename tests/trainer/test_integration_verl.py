@@ -164,3 +164,48 @@ def test_register_custom_config():
     default, _, _ = run_verl("lvt_token_rlvr", b, "token-mean", actor_config("token-mean"))
     torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
     assert not math.isclose(float(got), float(default))
+
+
+@pytest.mark.parametrize("mode", ["token-mean", "seq-mean-token-mean"])
+def test_through_verl_actor_loss(mode: str):
+    """verl's own actor loss (``workers.utils.losses.ppo_loss``) with
+    ``policy_loss.loss_mode="lvt_token_rlvr"``: unpadded log-probs in, verl's call site and
+    global batch info, value and gradient equal rlvr_loss on the padded tensors."""
+    from tensordict import TensorDict
+    from verl.utils import tensordict_utils as tu
+    from verl.workers.config.actor import PolicyLossConfig
+    from verl.workers.utils.losses import ppo_loss
+
+    b = batch(8)
+    prompt = 3
+    lengths = b["mask"].sum(-1)
+    lp = b["logp"].clone().requires_grad_(True)
+    # verl's no-padding layout: sequences back to back, the log-prob of response token j of
+    # row r at offset_r + prompt - 1 + j (left-shifted by one)
+    seq = prompt + lengths
+    offsets = torch.cat([torch.zeros(1, dtype=torch.long), seq.cumsum(0)[:-1]])
+    rows, cols = b["mask"].nonzero(as_tuple=True)
+    flat = torch.zeros(int(seq.sum()), dtype=lp.dtype).index_put(
+        (offsets[rows] + prompt - 1 + cols,), lp[rows, cols]
+    )
+    data = TensorDict({
+        "prompts": torch.ones(B, prompt, dtype=torch.long),
+        "responses": torch.ones(B, T, dtype=torch.long),
+        "attention_mask": torch.cat([torch.ones(B, prompt, dtype=torch.long),
+                                     b["mask"].long()], 1),
+        "response_mask": b["mask"].long(),
+        "old_log_probs": b["old"].nan_to_num(),
+        "advantages": b["adv"],
+    }, batch_size=[B])
+    tu.assign_non_tensor(data, dp_size=2, batch_num_tokens=71, global_batch_size=13)
+    cfg = ActorConfig(
+        strategy="fsdp", rollout_n=1, ppo_micro_batch_size_per_gpu=2, loss_agg_mode=mode,
+        policy_loss=PolicyLossConfig(loss_mode="lvt_token_rlvr"),
+    )
+    got, metrics = ppo_loss(cfg, {"log_probs": flat}, data)
+    got.backward()
+    want, g_want = run_lvt(b, RLVRLossConfig(normalization=LVT_NORM[mode]),
+                           global_token_count=71.0, global_seq_count=13.0)
+    torch.testing.assert_close(got.detach(), 2 * want, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(lp.grad, 2 * g_want, rtol=1e-12, atol=1e-12)
+    assert "actor/lvt_weight_mean" in metrics
