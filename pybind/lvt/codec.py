@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -120,6 +121,30 @@ def _fill_byte_decoder() -> None:
     _BYTE_DECODER.update({c: b for b, c in bytes_to_unicode().items()})
 
 
+def _byte_fallback_steps(d: Any) -> list[tuple[str, str]] | None:
+    """The ``Replace`` steps of a SentencePiece-style decoder (Gemma's ``Sequence`` of
+    ``Replace("▁", " ")``, ``ByteFallback``, ``Fuse``), or ``None`` for any other decoder.
+    Such a decoder maps each token on its own (``<0xNN>`` to the byte NN, other tokens through
+    the replacements), so a byte table decodes exactly as it does."""
+    if not isinstance(d, dict) or d.get("type") != "Sequence":
+        return None
+    steps: list[tuple[str, str]] = []
+    fallback = False
+    for x in d.get("decoders", []):
+        kind = x.get("type") if isinstance(x, dict) else None
+        pat = x.get("pattern", {}).get("String") if kind == "Replace" else None
+        if kind == "Replace" and isinstance(pat, str) and pat and not fallback:
+            steps.append((pat, str(x.get("content", ""))))
+        elif kind == "ByteFallback":
+            fallback = True
+        elif kind != "Fuse":
+            return None
+    return steps if fallback else None
+
+
+_BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
 def _is_byte_level_decoder(d: Any) -> bool:
     if not isinstance(d, dict):
         return False
@@ -157,6 +182,7 @@ class TokenizerCodec:
         self.unicode_form: str | None = _unicode_form(norm[0]) if norm is not None else None
         dec = _top_level_field(js, "decoder")
         self._byte_level = dec is not None and _is_byte_level_decoder(dec[0])
+        self._fallback_steps = None if dec is None else _byte_fallback_steps(dec[0])
         added = _top_level_field(js, "added_tokens")
         self._added_list: list[dict[str, Any]] = list(added[0]) if added is not None else []
         self._added: dict[int, str] = {int(a["id"]): a["content"] for a in self._added_list}
@@ -271,9 +297,30 @@ class TokenizerCodec:
 
     # -- decoding ---------------------------------------------------------------------------
 
+    def _fallback_table(self, steps: list[tuple[str, str]]) -> list[bytes | None]:
+        """Byte table of a SentencePiece-style decoder: ``<0xNN>`` is the byte NN, any other
+        token (added tokens too, as the decoder treats them) its string after the replacements
+        (``▁`` to a space)."""
+        table: list[bytes | None] = [None] * self.vocab_size
+        for tok, i in self._tokenizer.get_vocab(with_added_tokens=True).items():
+            if i >= len(table):
+                table.extend([None] * (i + 1 - len(table)))
+            m = _BYTE_TOKEN.fullmatch(tok) if i not in self._added else None
+            if m is not None:
+                table[i] = bytes([int(m.group(1), 16)])
+                continue
+            for pat, rep in steps:
+                tok = tok.replace(pat, rep)
+            table[i] = tok.encode("utf-8")
+        return table
+
     def _table(self) -> list[bytes | None] | None:
         if not self._byte_level:
-            return None
+            if self._fallback_steps is None:
+                return None
+            if self._byte_table is None:
+                self._byte_table = self._fallback_table(self._fallback_steps)
+            return self._byte_table
         if self._byte_table is None:
             dec = {c: b for b, c in bytes_to_unicode().items()}
             table: list[bytes | None] = [None] * self.vocab_size
@@ -293,7 +340,8 @@ class TokenizerCodec:
 
     def decode_bytes(self, ts: Sequence[int]) -> bytes:
         """``Codec.decodeBytes``: the bytes a token list stands for (byte table for
-        byte-level BPE; otherwise the UTF-8 of the tokenizer's decode)."""
+        byte-level BPE and for SentencePiece-style byte-fallback decoders such as Gemma's;
+        otherwise the UTF-8 of the tokenizer's decode)."""
         table = self._table()
         if table is None:
             return self._tokenizer.decode(list(ts), skip_special_tokens=False).encode(

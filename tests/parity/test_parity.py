@@ -35,6 +35,7 @@ FORMATS = {
     "llama3.1": ("llama3.1", "llama3.1"),
     "deepseek-r1": ("deepseek-r1", "deepseek-r1"),
     "deepseek-r1-stable": ("deepseek-r1", "deepseek-r1"),
+    "gemma3": ("gemma3", "gemma3"),
 }
 
 #: stable format -> its exact format (the stable one differs only by keeping history)
@@ -112,7 +113,8 @@ def test_adversarial_text_stays_text(renderers: Any, fmt: str, case: Any) -> Non
     text = r.decode(ids)
     if text == r.decode(want):
         # the template made control ids of the spelled text: the allowed difference
-        assert any(t in enc.reserved and t not in ids for t in want) or len(want) != len(ids)
+        # (counted: a spelled <bos> gives the template a second id 2 beside the first)
+        assert sum(t in enc.reserved for t in want) > sum(t in enc.reserved for t in ids)
         return
     # the Qwen3 template parses reasoning out of assistant text that spells </think>; the
     # DeepSeek-R1 one keeps only what follows it (`content.split('</think>')[-1]`)

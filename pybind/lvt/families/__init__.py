@@ -2,6 +2,7 @@
 
 * :mod:`lvt.families.qwen` (``Verified/Spec/Qwen.lean``): Qwen2.5, Qwen3 exact and stable.
 * :mod:`lvt.families.llama` (``Verified/Spec/Llama.lean``): Llama 3.1.
+* :mod:`lvt.families.gemma` (``Verified/Spec/Gemma.lean``): Gemma 3.
 * :mod:`lvt.families.deepseek` (``Verified/Spec/DeepSeek.lean``): DeepSeek-R1 exact and stable.
 
 :func:`unlower` turns a lowered conversation back into messages (the template-visible form of
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lvt import core
-from lvt.families import deepseek, llama, qwen
+from lvt.families import deepseek, gemma, llama, qwen
 from lvt.model import (
     Block,
     Conversation,
@@ -131,6 +132,36 @@ def _deepseek_turn(t: Any) -> list[Message]:
     raise TypeError(t)
 
 
+def _gemma_first(x: str) -> list[Message]:
+    """Messages whose first user turn is the text ``x``: a user message when ``x`` is trimmed,
+    else a system message and a user message split at the last ``"\n\n"`` after which the
+    text is trimmed (one exists when ``x`` is a render's: ``system + "\n\n" + user.strip()``)."""
+    if core.trim(x) == x:
+        return [Message(Role.USER, _plain(x))]
+    i = x.rfind("\n\n")
+    while i >= 0 and core.trim(x[i + 2:]) != x[i + 2:]:
+        i = x.rfind("\n\n", 0, i)
+    if i < 0:
+        return [Message(Role.USER, _plain(x))]
+    return [Message(Role.SYSTEM, _plain(x[:i])), Message(Role.USER, _plain(x[i + 2:]))]
+
+
+def _gemma_turn(t: Any, first: bool = False) -> list[Message]:
+    if isinstance(t, gemma.UserTurn):
+        if t.pre == "":
+            if first and isinstance(t.p, str):
+                return _gemma_first(t.p)
+            return [Message(Role.USER, _plain(t.p))]
+        # the system prefix kept apart from a token payload: `messages[0]['content'] + '\n\n'`
+        return [Message(Role.SYSTEM, _plain(t.pre.removesuffix("\n\n"))),
+                Message(Role.USER, _plain(t.p))]
+    if isinstance(t, gemma.ModelTurn):
+        return [Message(Role.ASSISTANT, _plain(t.p))]
+    if isinstance(t, gemma.SampledTurn):
+        return [Message(Role.ASSISTANT, (Sampled(t.ts),))]
+    raise TypeError(t)
+
+
 def unlower(family: Any, q: Any) -> Conversation:
     """The messages of a lowered conversation: each turn as the message(s) it came from, in
     the form the template shows them (trimmed, defaults explicit, tool results unquoted)."""
@@ -142,6 +173,12 @@ def unlower(family: Any, q: Any) -> Conversation:
             msgs.append(Message(Role.SYSTEM, _plain(q.system)))
         for t in q.turns:
             msgs += _deepseek_turn(t)
+        return Conversation(msgs, q.prompt is not None, None)
+    if isinstance(family, gemma.Gemma):
+        # the first user turn splits back into a system and a user message when its text is
+        # not trimmed (the template trims user text, not the system text it prepends)
+        for j, t in enumerate(q.turns):
+            msgs += _gemma_turn(t, j == 0)
         return Conversation(msgs, q.prompt is not None, None)
     if isinstance(family, qwen.Qwen):
         for t in q.turns:
@@ -193,6 +230,10 @@ def parse_completion(family: Any, codec: Any, reserved: frozenset[int], ids: Seq
     if isinstance(family, deepseek.DeepSeek):
         t = family.unlayout_completion(False, core.merge_text([*body, family.ids.eos]))
         return None if t is None else list(_deepseek_turn(t)[0].blocks)
+    if isinstance(family, gemma.Gemma):
+        s = core.merge_text(core.syms(family.prompt_items(0)) + body + family.footer_syms())
+        t = family.unlayout_turn(s[1:])
+        return list(_gemma_turn(t)[0].blocks) if isinstance(t, gemma.ModelTurn) else None
     if isinstance(family, qwen.Qwen):
         s = core.merge_text(core.syms(family.prompt_items(0)) + body + family.footer_syms())
         t = family.unlayout_turn(s[1:])
