@@ -131,10 +131,10 @@ class EncodeStats:
 
 def _os_reason(e: OSError) -> str:
     """The reason of an OS error in words (Arrow's errors carry only ``[errno N]`` text)."""
-    if e.strerror:
-        return e.strerror
     m = re.search(r"\[errno (\d+)\]", str(e))
-    return os.strerror(int(m.group(1))) if m else str(e) or type(e).__name__
+    if m:
+        return os.strerror(int(m.group(1)))
+    return e.strerror or str(e) or type(e).__name__
 
 
 def _sha256(path: Path) -> str:

@@ -61,3 +61,33 @@ TOOL_CONV = {
         assistant("It is 7 C."),
     ],
 }
+
+
+def run_lvt(args: list[str], *, cwd: Path | None = None, code: str | None = None,
+            timeout: float = 300) -> Any:
+    """Run ``lvt ARGS`` in a fresh interpreter (``code``: a Python prelude run first, e.g. to
+    set a resource limit; it must end by calling ``lvt.cli.main``); the completed process."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    cmd = [sys.executable, "-c", code, *args] if code else [sys.executable, "-m", "lvt.cli",
+                                                             *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout,
+                          cwd=cwd)
+
+
+def assert_clean_failure(r: Any, rc: int, *needles: str) -> str:
+    """The process exited ``rc`` with a one-line ``lvt: error:`` message (argparse's
+    ``lvt CMD: error:`` for usage errors) holding every needle, and no traceback; returns
+    that line."""
+    err = r.stderr
+    assert r.returncode == rc, (r.returncode, err)
+    assert "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("lvt"), err
+    assert ": error: " in last, err
+    for n in needles:
+        assert n in last, (n, err)
+    return last
