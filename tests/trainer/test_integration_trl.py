@@ -216,6 +216,31 @@ def test_exact_kl_loss_and_gradient(trained: dict[str, Any]):
         torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-6)
 
 
+@pytest.mark.parametrize("config", [
+    RLVRLossConfig(kl_mode="k3", proximal_cap=1.05, normalization="seq-mean-token-mean"),
+    RLVRLossConfig(kl_mode="k1", clip_mode="ppo", normalization="seq-mean-token-sum"),
+], ids=["cap-seq-mean-token-mean", "ppo-k1-seq-mean-token-sum"])
+def test_other_settings_on_a_recorded_batch(trained: dict[str, Any], config: RLVRLossConfig):
+    """Other lvt settings through the trainer's loss on an off-policy micro-batch."""
+    trainer, records = trained["trainer"], trained["records"]
+    i = GA + 1
+    x = records[i]["inputs"]
+    trainer.lvt_config = config
+    try:
+        got = trainer.compute_loss(trainer.model, x).detach()
+    finally:
+        trainer.lvt_config = K3
+    with torch.no_grad():
+        logp = plain_logp(plain_logits(trainer.model, x), x["completion_ids"])
+    want, metrics = rlvr_loss(
+        logp, x["advantages"], x["completion_mask"], logp_old=x["old_per_token_logps"],
+        ref_logp=records[i]["ref_logp"], beta=BETA, config=config,
+        global_token_count=step_tokens(records, i), global_seq_count=step_seqs(records, i),
+    )
+    torch.testing.assert_close(got, want.to(got.dtype), rtol=1e-4, atol=1e-6)
+    assert metrics["clip_frac"] > 0  # the cap / the PPO range is exercised
+
+
 def test_refuses_trl_loss_options_lvt_does_not_implement(tmp_path: Any, tokenizer: Any):
     with pytest.raises(TrainerConfigError, match="importance_sampling_level"):
         LvtGRPOTrainer(

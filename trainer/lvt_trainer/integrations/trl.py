@@ -159,11 +159,19 @@ class LvtGRPOTrainer(GRPOTrainer):
         return out
 
     def lvt_step_counts(self, inputs: dict[str, Any]) -> tuple[Tensor, Tensor]:
-        """``(tokens, sequences)`` with a loss token in this optimizer step, all ranks."""
+        """``(tokens, sequences)`` with a loss token in this optimizer step, all ranks.
+
+        Raises:
+            TrainerConfigError: the batch lacks the sequence count (it was not built by
+                :meth:`_generate_and_score_completions` of this class).
+        """
         tokens = torch.as_tensor(inputs["num_items_in_batch"]).to(torch.float64)
         seqs = inputs.get(_SEQ_COUNT)
-        if seqs is None:  # a batch not built by this class (e.g. handed in by a subclass)
-            seqs = self.accelerator.gather((_loss_mask(inputs).sum(-1) > 0).sum()).sum()
+        if seqs is None:
+            raise TrainerConfigError(
+                f"the batch has no {_SEQ_COUNT!r}: build it with "
+                "LvtGRPOTrainer._generate_and_score_completions (call super() when overriding)"
+            )
         seqs = torch.as_tensor(seqs).to(device=tokens.device, dtype=torch.float64)
         if self.model.training:
             scale = self.current_gradient_accumulation_steps / self.args.steps_per_generation
