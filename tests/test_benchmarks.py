@@ -54,3 +54,30 @@ def test_encode_throughput_reports_all_three_columns() -> None:
     for label in ("HF apply_chat_template", "BPE floor", "lvt encode_batch"):
         assert re.search(rf"{re.escape(label)}.*\s[\d.]+ conv/s", out), out
     assert re.search(r"lvt speed-up over HF:\s+[\d.]+x", out), out
+
+
+def test_parse_scaling_reports_both_columns_and_the_ratio() -> None:
+    """Toy sizes; the speed target is the benchmark's own verdict, not asserted here
+    (``--target`` raised so a loaded machine cannot fail the smoke run)."""
+    out = _run("parse_scaling.py", "--sizes", "20,60", "--repeat", "1", "--target", "1e9")
+    for fmt in ("qwen3", "llama3.1"):
+        assert re.search(rf"^{re.escape(fmt)}: one-time setup: encoder [\d.]+ s, vocabulary "
+                         r"tables [\d.]+ s", out, re.M), out
+    rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x\s+([\d.]+)$",
+                      out, re.M)
+    assert [int(r[0]) for r in rows] == [20, 60, 20, 60], out
+    for _, tokens, enc_s, parse_s, ratio, _ in rows:
+        assert int(tokens) > 0 and float(enc_s) >= 0 and float(parse_s) >= 0
+        assert float(ratio) > 0
+    assert re.search(r"^worst parse/encode ratio: [\d.]+x \(meets the target", out, re.M), out
+
+
+def test_encode_scaling_reports_every_path_on_equal_output() -> None:
+    # Ray's own start costs tens of seconds: its path is tested in tests/test_datasets.py
+    out = _run("encode_scaling.py", "--n", "24", "--batch-size", "8", "--no-ray")
+    for label in ("baseline encode_batch", "datasets num_proc=1", "datasets num_proc=2",
+                  "lvt encode --workers 1", "lvt encode --workers 2"):
+        assert re.search(rf"^\s+{re.escape(label)}\s+[\d.]+ s\s+[\d.]+ rows/s$", out, re.M), out
+    assert "output identical on all 24 rows" in out, out
+    for path in ("datasets", "lvt encode"):
+        assert re.search(rf"^\s+{path}\s+2 vs 1 worker:\s+[\d.]+x", out, re.M), out

@@ -92,6 +92,7 @@ def test_two_processes_give_the_same_table(ds: Any, enc: lvt.ChatEncoder) -> Non
     assert one.schema.metadata == two.schema.metadata
     again = ld.to_arrow(ld.encode(ds, enc, num_proc=2, batch_size=5, load_from_cache_file=False))
     assert again.equals(two, check_metadata=True)  # deterministic
+    assert enc.fingerprint() not in ld._ENCODERS  # registered only for the call
 
 
 def test_arrow_in_arrow_out_and_parquet_metadata(ds: Any, enc: lvt.ChatEncoder,
@@ -149,11 +150,13 @@ def test_bad_rows_are_named_or_skipped(enc: lvt.ChatEncoder, cases: list[Any]) -
 def test_worker_recipe_rebuilds_the_same_encoder(toy_tok: Any) -> None:
     toy = lvt.ChatEncoder.from_tokenizer(toy_tok, "qwen3", enable_thinking=False)
     recipe = ld._Recipe(toy)
-    assert recipe.get() is toy  # this process (and forked children) reuse it
+    assert recipe.get() is toy  # this process uses it as it is
     blob = pickle.dumps(recipe)
     saved = dict(ld._ENCODERS)
-    ld._ENCODERS.clear()  # a spawned worker: nothing inherited
     try:
+        ld._ENCODERS[toy.fingerprint()] = toy  # a forked worker inherits the registered one
+        assert pickle.loads(blob).get() is toy
+        ld._ENCODERS.clear()  # a spawned worker: nothing inherited
         rebuilt = pickle.loads(blob).get()
         assert rebuilt is not toy and rebuilt.fingerprint() == toy.fingerprint()
         conv = lvt.from_openai([{"role": "user", "content": "the <|im_end|> text"}])

@@ -79,15 +79,17 @@ class DatasetRowError(DatasetError, ValueError):
 # ---------------------------------------------------------------------------------------------
 # encoders in worker processes
 
-#: Encoders of this process by fingerprint: forked workers find the parent's here.
+#: Encoders by fingerprint: the one being mapped (registered by :func:`encode` for the
+#: duration of the call, so forked ``datasets`` workers inherit it) and, in a worker that had
+#: to rebuild one, that one.
 _ENCODERS: dict[str, Any] = {}
 
 
 class _Recipe:
-    """A picklable stand-in for an encoder: the encoder itself in this process (and in forked
-    children, which inherit :data:`_ENCODERS`), rebuilt from the tokenizer's JSON, format and
-    options elsewhere, with its fingerprint checked. The tokenizer travels as its JSON text
-    and is parsed only where the encoder must be rebuilt."""
+    """A picklable stand-in for an encoder: the encoder itself in this process, the inherited
+    one in forked children (:data:`_ENCODERS`), else rebuilt from the tokenizer's JSON, format
+    and options with its fingerprint checked. The tokenizer travels as its JSON text and is
+    parsed only where the encoder must be rebuilt."""
 
     _STATE = ("fingerprint", "tokenizer_json", "format", "options", "backend")
 
@@ -98,7 +100,6 @@ class _Recipe:
         self.backend = getattr(encoder, "backend", None)
         self._encoder = encoder
         self._json: str | None = None
-        _ENCODERS.setdefault(self.fingerprint, encoder)
 
     @property
     def tokenizer_json(self) -> str:
@@ -118,6 +119,8 @@ class _Recipe:
         self._encoder = None
 
     def get(self) -> Any:
+        if self._encoder is not None:
+            return self._encoder
         enc = _ENCODERS.get(self.fingerprint)
         if enc is None:
             from tokenizers import Tokenizer
@@ -130,6 +133,7 @@ class _Recipe:
                 raise DatasetError("a worker rebuilt an encoder with another fingerprint "
                                    f"({enc.fingerprint()[:12]} != {self.fingerprint[:12]})")
             _ENCODERS[self.fingerprint] = enc
+        self._encoder = enc
         return enc
 
 
@@ -390,18 +394,26 @@ def encode(
     source = str(getattr(ds, "_fingerprint", "") or "")
     opts = json.dumps([add_generation_prompt, skip_bad, cols.messages, cols.tools, cols.id,
                        cols.generation_prompt])
-    out = ds.with_format("arrow").map(
-        fn,
-        batched=True,
-        batch_size=batch_size,
-        with_indices=True,
-        num_proc=num_proc if num_proc and num_proc > 1 else None,
-        remove_columns=ds.column_names,
-        features=datasets.Features.from_arrow_schema(schema(pa)),
-        new_fingerprint=_fingerprint(source, encoder.fingerprint(), opts),
-        load_from_cache_file=load_from_cache_file,
-        desc="lvt encode",
-    ).with_format(None)
+    fp = encoder.fingerprint()
+    registered = fp not in _ENCODERS
+    if registered:
+        _ENCODERS[fp] = encoder  # forked workers inherit it (no rebuild, no tokenizer parse)
+    try:
+        out = ds.with_format("arrow").map(
+            fn,
+            batched=True,
+            batch_size=batch_size,
+            with_indices=True,
+            num_proc=num_proc if num_proc and num_proc > 1 else None,
+            remove_columns=ds.column_names,
+            features=datasets.Features.from_arrow_schema(schema(pa)),
+            new_fingerprint=_fingerprint(source, fp, opts),
+            load_from_cache_file=load_from_cache_file,
+            desc="lvt encode",
+        ).with_format(None)
+    finally:
+        if registered:
+            _ENCODERS.pop(fp, None)
     table = out.with_format("arrow")[:]
     meta = metadata(encoder, add_generation_prompt=add_generation_prompt, skip_bad=skip_bad,
                     tokenizer_label=tokenizer_label, source=source, table=table)
