@@ -460,3 +460,32 @@ def test_from_tokenizer_zoo_name_implies_its_format() -> None:
     # and it renders Llama: the BOS and the header control tokens
     ids = enc.encode(lvt.from_openai(HI)).ids
     assert ids[0] == enc.family.ids.bos
+
+
+def test_parse_refuses_a_layout_no_conversation_renders_to(
+    llama: lvt.ChatEncoder, qwen3: lvt.ChatEncoder
+) -> None:
+    """The format's layout reads an untrimmed Llama body, but the template trims every body:
+    ``parse_lowered`` accepts it (the layout round-trips), ``parse`` refuses it and names the
+    first token of the body, since no conversation renders to it."""
+    ids = _render(llama).tolist()
+    fam = llama.family.ids
+    heads = [k for k, t in enumerate(ids) if t == fam.end_header]
+    a = heads[1] + 1  # the user turn's body: "\n\nhi" up to <|eot_id|>
+    b = ids.index(fam.eot, a)
+    bad = ids[:a] + llama.codec.encode("\n\n hi ") + ids[b:]
+    q = llama.parse_lowered(bad)
+    assert core_encode(llama, q) == bad
+    e = _raises(lambda: llama.parse(bad), ParseError, "not the render of any conversation",
+                f"at token {a}")
+    assert e.position == a
+    # the empty stream is the layout of no turns; in Qwen3 the empty conversation renders to
+    # it (no default system prompt), so there it parses (Qwen2.5 refuses it: its template
+    # inserts a default system prompt; see tests/test_fuzz.py)
+    assert qwen3.parse([]) == Conversation([])
+
+
+def core_encode(enc: lvt.ChatEncoder, q: Any) -> list[int]:
+    from lvt import core
+
+    return core.encode_items(enc.codec, enc.family.layout(q))[0]

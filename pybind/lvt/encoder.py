@@ -370,7 +370,10 @@ class ChatEncoder:
         return ts
 
     def parse_lowered(self, ids: Sequence[int] | np.ndarray) -> Any:
-        """``parse``: the lowered conversation (owners 0) whose render is ``ids``.
+        """``parse``: the lowered conversation (owners 0) whose layout is ``ids`` (the
+        ``render_parse`` theorem: its layout encodes to exactly ``ids``). Not every lowered
+        conversation is the lowering of a conversation (an untrimmed Llama body, a Qwen tool
+        line that is not JSON): :meth:`parse` also checks that.
 
         ``ids``: a 1-D sequence of Python or NumPy integers (a list, a tuple, an integer
         array); floats, bools, nested lists and 2-D arrays are refused.
@@ -381,7 +384,10 @@ class ChatEncoder:
                 outside the vocabulary, a text run that is not the encoding of its text, with
                 the position of the run; or a layout the format does not produce).
         """
-        ts = self._ids(ids)
+        return self._parse_syms(self._ids(ids))[2]
+
+    def _parse_syms(self, ts: tuple[int, ...]) -> tuple[tuple[int, ...], core.Stream, Any]:
+        """One pass: ids, their symbol stream, the lowered conversation."""
         s, bad = core.decode_syms_at(self._codec, self._reserved, ts)
         if s is None:
             raise ParseError("a run of text tokens is not the encoding of its text", bad)
@@ -389,17 +395,44 @@ class ChatEncoder:
             self._family, s)
         if q is None:
             raise ParseError(f"the tokens are not a render in format {self._format_name!r}")
-        return q
+        return ts, s, q
 
     def parse(self, ids: Sequence[int] | np.ndarray) -> Conversation:
         """Parse ids back to a conversation: the lowered form (:meth:`parse_lowered`) as
         messages (defaults the template inserted appear as messages; tools as JSON).
 
+        The result renders back to exactly ``ids`` (``encode(parse(ids)).ids == ids``): a
+        stream the format's layout reads but no conversation renders to (an untrimmed Llama
+        body, a Qwen tool line that is not JSON, Gemma turns that do not alternate, the empty
+        stream where the template inserts a default system prompt) is refused. The check
+        lowers and lays out the result again (no tokenizer call), so parse stays linear.
+
         Raises:
             ArgumentError: ``ids`` is not a flat sequence of integers (names the position).
-            ParseError: ``ids`` is not the render of any conversation in this format.
+            ParseError: ``ids`` is not the render of any conversation in this format (with
+                the position of the first token that differs, where there is one).
         """
-        return unlower(self._family, self.parse_lowered(ids))
+        ts, s, q = self._parse_syms(self._ids(ids))
+        conv = unlower(self._family, q)
+        try:
+            items = self.layout(conv)
+        except ConversationError as e:
+            raise ParseError(f"a layout of format {self._format_name!r}, but not the render of "
+                             f"any conversation: {e}") from None
+        if not core.text_only(items):  # not from a parse today; compare the ids then
+            again_ids = core.encode_items(self._codec, items)[0]
+            if again_ids != list(ts):
+                raise ParseError(f"a layout of format {self._format_name!r}, but not the "
+                                 "render of any conversation")
+            return conv
+        again = core.syms(items)
+        if again != s:
+            k = next((k for k, (a, b) in enumerate(zip(again, s, strict=False)) if a != b),
+                     min(len(again), len(s)))
+            raise ParseError(f"a layout of format {self._format_name!r}, but not the render of "
+                             "any conversation (the conversation it reads as renders "
+                             "differently)", _token_index(s, k, ts, self._reserved))
+        return conv
 
     def parse_completion(self, ids: Sequence[int] | np.ndarray) -> list[Block]:
         """The typed view of a sampled assistant turn: ``ids`` are the tokens the policy
@@ -483,6 +516,19 @@ def _in_batch(e: ConversationError, n: int, total: int) -> ConversationError:
     err = ConversationError(e.message_index, f"{e.reason} (conversation {n} of the batch)")
     err.conversation_index = n  # type: ignore[attr-defined]
     return err
+
+
+def _token_index(s: core.Stream, k: int, ts: Sequence[int], reserved: frozenset[int]) -> int:
+    """The index in ``ts`` of the first token of symbol ``k`` of its stream ``s`` (a control
+    symbol is one token; a text symbol the run of tokens up to the next reserved id)."""
+    pos, n = 0, len(ts)
+    for x in s[:k]:
+        if isinstance(x, int):
+            pos += 1
+        else:
+            while pos < n and ts[pos] not in reserved:
+                pos += 1
+    return pos
 
 
 def _Tokenizer() -> type:

@@ -174,7 +174,8 @@ class Text:
     text: str
 
     def __post_init__(self) -> None:
-        _check_text("text", self.text)
+        if type(self.text) is not str:
+            _check_text("text", self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +222,9 @@ class Plain:
     payload: Payload
 
     def __post_init__(self) -> None:
-        _check_payload("payload", self.payload)
+        tp = type(self.payload)
+        if tp is not Text and tp is not Tokens:
+            _check_payload("payload", self.payload)
 
     @property
     def kind(self) -> BlockKind:
@@ -240,7 +243,9 @@ class Reasoning:
     payload: Payload
 
     def __post_init__(self) -> None:
-        _check_payload("payload", self.payload)
+        tp = type(self.payload)
+        if tp is not Text and tp is not Tokens:
+            _check_payload("payload", self.payload)
 
     @property
     def kind(self) -> BlockKind:
@@ -318,6 +323,7 @@ def map_block(f: Callable[[Payload], Payload], b: Block) -> Block:
 
 
 _BLOCK_TYPES = (Plain, Reasoning, ToolCall, Sampled)
+_BLOCK_SET = frozenset(_BLOCK_TYPES)
 
 
 def _role(role: Any) -> Role:
@@ -332,12 +338,19 @@ def _role(role: Any) -> Role:
 
 
 def _blocks(blocks: Any) -> tuple[Block, ...]:
-    if isinstance(blocks, str | bytes | Mapping) or not isinstance(blocks, Iterable):
+    tb = type(blocks)
+    if tb is tuple or tb is list:  # the common case, without the ABC checks
+        bs = tuple(blocks)
+        types = _BLOCK_SET
+        if all(type(b) in types for b in bs):
+            return bs
+    elif isinstance(blocks, str | bytes | Mapping) or not isinstance(blocks, Iterable):
         hint = "; use Message.text(role, s) for one text block" if isinstance(
             blocks, str) else ""
         raise ArgumentError("blocks", f"expected an iterable of blocks, got "
                             f"{_type_name(blocks)}{hint}")
-    bs = tuple(blocks)
+    else:
+        bs = tuple(blocks)
     for j, b in enumerate(bs):
         if not isinstance(b, _BLOCK_TYPES):
             hint = " (wrap it as Plain(Text(...)))" if isinstance(b, str | Text) else ""
@@ -386,14 +399,20 @@ def check_bool(argument: str, v: Any) -> bool:
 
 
 def _messages(messages: Any) -> tuple[Message, ...]:
-    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
+    tm = type(messages)
+    if tm is tuple or tm is list:  # the common case, without the ABC checks
+        ms = tuple(messages)
+        if all(type(m) is Message for m in ms):
+            return ms
+    elif isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
         hint = "; convert OpenAI-style messages with lvt.from_openai" if isinstance(
             messages, Mapping) else ""
         raise ArgumentError("messages", f"expected an iterable of lvt.Message, got "
                             f"{_type_name(messages)}{hint}")
-    ms = tuple(messages)
+    else:
+        ms = tuple(messages)
     for i, m in enumerate(ms):
-        if type(m) is not Message and not isinstance(m, Message):
+        if not isinstance(m, Message):
             hint = ("; convert OpenAI-style dicts with lvt.from_openai(messages)"
                     if isinstance(m, Mapping) else "")
             raise ArgumentError("messages", f"expected an lvt.Message, got "
