@@ -117,3 +117,29 @@ def test_cli_workers_same_file_and_report(tmp_path: Path, llama_encoder: Any) ->
     assert js["workers"] == 2 and js["skipped"] == len(bad) > 0
     assert_clean_failure(run_lvt(["encode", str(src), "-o", str(out), "--workers", "0"]),
                          EXIT_USAGE, "--workers: must be at least 1")
+
+
+class _DyingEncoder:
+    """An encoder whose ``encode_batch`` kills the (worker) process it runs in."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def encode_batch(self, convs: Any) -> Any:
+        import os
+
+        os._exit(9)
+
+
+def test_dead_worker_is_an_error_not_a_hang(tmp_path: Path, llama_encoder: Any) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", _rows(40))
+    out = tmp_path / "o.parquet"
+    out.write_bytes(b"previous output")
+    with pytest.raises(DatasetError, match="a worker process died"):
+        _encode(src, out, _DyingEncoder(llama_encoder), skip_bad=True, batch_size=8,
+                workers=2, mp_context="fork")
+    assert out.read_bytes() == b"previous output"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "o.parquet"]
