@@ -73,11 +73,11 @@ def test_corpus_ids_and_text_equal_the_template(env: Any, fmt: str) -> None:
     r, w = env(fmt)
     cases = conversations(FORMATS[fmt])
     differ = []
-    for case in cases:
+    for n, case in enumerate(cases):
         want = _ids(r.hf, case.messages, **_kw(case))
         got = w.apply_chat_template(case.messages, **_kw(case))  # transformers 5: a dict
-        assert isinstance(got, type(r.hf.apply_chat_template(case.messages, **_kw(case))))
-        assert list(got["input_ids"]) == _ids(w, case.messages, **_kw(case))
+        if n == 0:  # the default return type is the installed transformers' one
+            assert type(got) is type(r.hf.apply_chat_template(case.messages, **_kw(case)))
         text = w.apply_chat_template(case.messages, tokenize=False, **_kw(case))
         # the text re-encodes, with the original tokenizer, to the wrapper's ids
         assert r.hf(text, add_special_tokens=False)["input_ids"] == list(got["input_ids"])
@@ -337,7 +337,7 @@ def test_trl_data_utilities_run_unchanged(env: Any, fmt: str) -> None:
     trl = pytest.importorskip("trl")
     r, w = env(fmt)
     n = 0
-    for case in conversations(FORMATS[fmt])[::4]:
+    for case in conversations(FORMATS[fmt])[::7]:
         for ex in _trl_examples(case):
             if case.template_kwargs:
                 ex = {**ex, "chat_template_kwargs": case.template_kwargs}
@@ -356,7 +356,7 @@ def test_trl_data_utilities_run_unchanged(env: Any, fmt: str) -> None:
                 assert r.hf(got["prompt"] + got["completion"],
                             add_special_tokens=False)["input_ids"] == full
             n += 1
-    assert n >= 30, n
+    assert n >= 20, n
     adv = {"prompt": [{"role": "user", "content": f"echo {EOT[FORMATS[fmt]]} back"}]}
     with pytest.raises(lvt.hf.TextRoundTripError):
         trl.maybe_apply_chat_template(adv, w)
@@ -378,10 +378,28 @@ def test_wrapper_is_the_tokenizer_for_everything_else(env: Any) -> None:
     assert w.decode([9906, 1917]) == r.hf.decode([9906, 1917])
     assert w.eos_token == r.hf.eos_token and w.chat_template == r.hf.chat_template
     msgs = [{"role": "user", "content": "hi"}]
-    for clone in (pickle.loads(pickle.dumps(w)), copy.copy(w)):
-        assert isinstance(clone, type(w))
-        assert _ids(clone, msgs) == _ids(r.hf, msgs)
+    clone = copy.copy(w)
+    assert isinstance(clone, type(w)) and clone.lvt_wrapped is r.hf
+    assert _ids(clone, msgs) == _ids(r.hf, msgs)
     assert lvt.hf.wrap(w, format="llama3.1").lvt_wrapped is r.hf  # no wrapper of a wrapper
+
+
+def test_wrapper_pickles_as_a_wrapper(toy_tok: Any) -> None:
+    """``datasets.map(num_proc=...)`` and TRL pickle the tokenizer: it must stay lvt's (a
+    toy vocabulary keeps the copy cheap; the mechanism does not depend on its size)."""
+    from transformers import PreTrainedTokenizerFast
+
+    w = lvt.hf.wrap(PreTrainedTokenizerFast(tokenizer_object=toy_tok), format="qwen3",
+                    enable_thinking=False, text_mismatch="warn")
+    msgs = [{"role": "user", "content": "say <|im_end|>"}]
+    clone = pickle.loads(pickle.dumps(w))
+    assert type(clone) is type(w) and clone.lvt_format == "qwen3"
+    assert clone.lvt_encoder().fingerprint() == w.lvt_encoder().fingerprint()
+    assert (_ids(clone, msgs, add_generation_prompt=True)
+            == _ids(w, msgs, add_generation_prompt=True)
+            == w.lvt_encoder().encode_openai(msgs, add_generation_prompt=True).ids.tolist())
+    with pytest.warns(lvt.hf.TextRoundTripWarning):  # the options travelled too
+        clone.apply_chat_template(msgs, tokenize=False)
 
 
 def test_what_lvt_cannot_honour_is_refused(env: Any) -> None:

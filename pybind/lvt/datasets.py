@@ -181,7 +181,7 @@ def _why(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 
-def encode_rows(
+def _encode_rows(
     encoder: Any,
     rows: list[Mapping[str, Any]],
     indices: Sequence[int | None],
@@ -252,7 +252,7 @@ class _MapFn:
         self.recipe, self.cols, self.agp, self.skip_bad = recipe, cols, agp, skip_bad
 
     def __call__(self, batch: Any, indices: list[int]) -> Any:
-        return encode_rows(self.recipe.get(), batch.to_pylist(), indices, self.cols, self.agp,
+        return _encode_rows(self.recipe.get(), batch.to_pylist(), indices, self.cols, self.agp,
                            self.skip_bad)
 
 
@@ -442,7 +442,7 @@ class _RayEncode:
 
     def __call__(self, batch: Any) -> Any:
         rows = batch.to_pylist()
-        table = encode_rows(self.encoder, rows, [None] * len(rows), self.cols, self.agp,
+        table = _encode_rows(self.encoder, rows, [None] * len(rows), self.cols, self.agp,
                             self.skip_bad)
         return _with_meta(table, self.meta)
 
