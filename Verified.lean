@@ -8,17 +8,22 @@ public import Verified.Spec.Span
 public import Verified.Spec.Format
 public import Verified.Spec.Qwen
 public import Verified.Spec.Llama
+public import Verified.Spec.DeepSeek
+public import Verified.Spec.Gemma
 public import Verified.Thm.Token
 public import Verified.Thm.Sym
 public import Verified.Thm.Span
 public import Verified.Thm.Format
 public import Verified.Thm.Qwen
 public import Verified.Thm.Llama
+public import Verified.Thm.DeepSeek
+public import Verified.Thm.Gemma
 public import Verified.Thm.Ffi
 
 /-!
 # Lean Verified Tokenizers
 
 Umbrella module: imports the specification (`Verified/Spec`: UTF-8, JSON, messages, symbol
-streams, span encoding, formats, the Qwen and Llama families) and the proofs (`Verified/Thm`).
+streams, span encoding, formats, the Qwen, Llama and Gemma families) and the proofs
+(`Verified/Thm`).
 -/

@@ -222,9 +222,11 @@ must be text and be followed by a message that receives the prefix. -/
 
 /-! ## Owners -/
 
-/-- Set the owner of a turn to 0. -/
+/-- Set the owner of a turn to 0, and fold a text payload's prefix into it (the parser cannot
+tell them apart; `lower` never separates them). -/
 @[expose] def GTurn.erase : GTurn → GTurn
-  | .user pre p _ => .user pre p 0
+  | .user pre (.text x) _ => .user [] (.text (pre ++ x)) 0
+  | .user pre (.toks ts) _ => .user pre (.toks ts) 0
   | .model p _ => .model p 0
   | .sampled ts _ => .sampled ts 0
 

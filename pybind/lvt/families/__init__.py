@@ -41,6 +41,8 @@ def erase(q: Any) -> Any:
     def one(t: Any) -> Any:
         if isinstance(t, qwen.ToolGroup):
             return qwen.ToolGroup(tuple((p, 0) for p, _ in t.results))
+        if isinstance(t, gemma.UserTurn) and isinstance(t.p, str):  # `GTurn.erase` folds
+            return gemma.UserTurn("", t.pre + t.p, 0)
         if isinstance(t, deepseek.ResultsTurn):
             return deepseek.ResultsTurn(t.first, tuple((p, 0) for p, _ in t.results))
         return dataclasses.replace(t, owner=0)
