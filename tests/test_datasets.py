@@ -141,6 +141,13 @@ def test_bad_rows_are_named_or_skipped(enc: lvt.ChatEncoder, cases: list[Any]) -
     t = ld.to_arrow(ld.encode(d, enc, skip_bad=True))
     assert t.column("line").to_pylist() == [0, *range(2, len(rows))]
     assert ld.read_metadata(t)["rows"] == str(len(rows) - 1)
+    tools = json.dumps([{"type": "function", "function": {"name": "f", "parameters": {}}}])
+    mixed = datasets.Dataset.from_list([  # the first bad row is named, whatever its tools
+        {"messages": [{"role": "user", "content": "a"}], "tools": tools},
+        {"messages": [{"role": "wizard", "content": "b"}], "tools": None},
+        {"messages": [{"role": "wizard", "content": "c"}], "tools": tools}])
+    with pytest.raises(ld.DatasetRowError, match=r"row 1 \(id 'row1'\)"):
+        ld.encode(mixed, enc)
     with pytest.raises(ld.DatasetError, match="no 'conversation' column"):
         ld.encode(d, enc, messages_column="conversation")
     with pytest.raises(ld.DatasetError, match="num_proc"):

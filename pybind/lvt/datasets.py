@@ -40,7 +40,7 @@ from lvt.chunks import encoder_options, schema
 from lvt.errors import FormatError, LvtError
 from lvt.inputs import parse_conversation_record
 from lvt.jsonl import DatasetError
-from lvt.openai import from_openai
+from lvt.openai import from_openai, from_openai_batch
 
 __all__ = [
     "DatasetRowError",
@@ -145,13 +145,17 @@ def _drop_none(m: Any) -> Any:
     return {k: v for k, v in m.items() if v is not None} if isinstance(m, Mapping) else m
 
 
-def _record(row: Mapping[str, Any], cols: _Columns, default_id: str) -> Any:
+def _record(row: Mapping[str, Any], cols: _Columns, default_id: str,
+            parsed: dict[str, Any]) -> Any:
+    """The row as an ``lvt encode`` record (a tools string is parsed once per batch)."""
     tools = row.get(cols.tools) if cols.tools else None
     if isinstance(tools, str):
-        try:
-            tools = json.loads(tools)
-        except ValueError as e:
-            raise ValueError(f"column {cols.tools!r} is not JSON: {e}") from None
+        if tools not in parsed:
+            try:
+                parsed[tools] = json.loads(tools)
+            except ValueError as e:
+                raise ValueError(f"column {cols.tools!r} is not JSON: {e}") from None
+        tools = parsed[tools]
     msgs = row.get(cols.messages)
     obj = {
         "messages": [_drop_none(m) for m in msgs] if isinstance(msgs, list) else msgs,
@@ -199,19 +203,47 @@ def _encode_rows(
         if not skip_bad:
             raise DatasetRowError(i, rid, reason)
 
+    # rows sharing a tool list (the same tools string) and generation prompt are converted
+    # with one from_openai_batch call: the tools are described once, not once per row
+    parsed: dict[str, Any] = {}
+    recs: list[tuple[int | None, Any]] = []
+    groups: dict[tuple[Any, bool], list[int]] = {}
     for row, i in zip(rows, indices, strict=True):
         default = f"row{i}" if i is not None else "row"
         try:
-            rec = _record(row, cols, default)
-            conv = from_openai(rec.messages, rec.tools,
-                               add_generation_prompt or rec.add_generation_prompt)
-        except FormatError:
-            raise
+            rec = _record(row, cols, default, parsed)
         except (LvtError, ValueError, TypeError) as e:
             rid = row.get(cols.id) if cols.id else None
             bad(i, str(rid if rid is not None else default), _why(e))
             continue
-        good.append((i, rec.id, conv))
+        raw = row.get(cols.tools) if cols.tools else None
+        key = (raw if isinstance(raw, str) or raw is None else ("row", len(recs)),
+               add_generation_prompt or rec.add_generation_prompt)
+        groups.setdefault(key, []).append(len(recs))
+        recs.append((i, rec))
+    convs: dict[int, Any] = {}
+    failed: list[tuple[int, int | None, str, str]] = []
+    for (_, agp), members in groups.items():
+        try:
+            got = from_openai_batch([recs[k][1].messages for k in members],
+                                    recs[members[0]][1].tools, agp)
+            convs.update(zip(members, got, strict=True))
+            continue
+        except FormatError:
+            raise
+        except (LvtError, ValueError, TypeError):
+            pass
+        for k in members:  # name the bad rows
+            i, rec = recs[k]
+            try:
+                convs[k] = from_openai(rec.messages, rec.tools, agp)
+            except FormatError:
+                raise
+            except (LvtError, ValueError, TypeError) as e:
+                failed.append((k, i, rec.id, _why(e)))
+    for _, i, rid, why in sorted(failed, key=lambda f: f[0]):  # the first bad row first
+        bad(i, rid, why)
+    good = [(recs[k][0], recs[k][1].id, convs[k]) for k in range(len(recs)) if k in convs]
     try:
         encs = encoder.encode_batch([c for _, _, c in good])
     except FormatError:
