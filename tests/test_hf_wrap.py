@@ -418,6 +418,8 @@ def test_what_lvt_cannot_honour_is_refused(env: Any) -> None:
         w.apply_chat_template(msgs, return_dict=False, return_assistant_tokens_mask=True)
     with pytest.raises(lvt.ConversationError, match="message 0"):
         w.apply_chat_template([{"role": "wizard", "content": "x"}])
+    with pytest.raises(lvt.ConversationError, match="message 0: conversation 1 of the batch"):
+        w.apply_chat_template([msgs, [{"role": "wizard", "content": "x"}]])
     with pytest.raises(lvt.FormatError):
         lvt.hf.wrap(r.hf, format="no-such-format")
     on = _ids(w, msgs, add_generation_prompt=True, enable_thinking=False)
@@ -427,3 +429,20 @@ def test_what_lvt_cannot_honour_is_refused(env: Any) -> None:
         warnings.simplefilter("error")
         off = lvt.hf.wrap(r.hf, format="qwen3", enable_thinking=False)
         assert _ids(off, msgs, add_generation_prompt=True) == on
+
+
+def test_callable_tools_are_described_as_transformers_does(env: Any) -> None:
+    def get_weather(city: str, unit: str = "celsius") -> str:
+        """Current weather of a city.
+
+        Args:
+            city: the city's name.
+            unit: "celsius" or "fahrenheit".
+        """
+        return city + unit
+
+    for fmt in ("qwen3", "llama3.1"):
+        r, w = env(fmt)
+        msgs = [{"role": "user", "content": "Weather in Oslo?"}]
+        kw = {"tools": [get_weather], "add_generation_prompt": True}
+        assert _ids(w, msgs, **kw) == _ids(r.hf, msgs, **kw)

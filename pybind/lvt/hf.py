@@ -64,7 +64,7 @@ from typing import Any, Literal
 
 from lvt import core
 from lvt.encoder import ChatEncoder
-from lvt.errors import LvtError
+from lvt.errors import ConversationError, LvtError
 from lvt.formats import get_spec
 from lvt.model import Conversation
 from lvt.openai import from_openai
@@ -266,8 +266,15 @@ class LvtTokenizerMixin:
         convs = [getattr(c, "messages", c) for c in convs]
         enc = st.encoder(template_kwargs)
         schemas = _tool_schemas(tools)
-        rendered = [_render(enc, c, schemas, add_generation_prompt, continue_final_message)
-                    for c in convs]
+        rendered = []
+        for n, c in enumerate(convs):
+            try:
+                rendered.append(_render(enc, c, schemas, add_generation_prompt,
+                                        continue_final_message))
+            except (ConversationError, ChatTemplateError) as e:
+                if not batched:
+                    raise
+                raise type(e)(*_batch_args(e, n)) from None
         if not tokenize:
             texts = [_text(enc, items) for items, _ in rendered]
             _check_texts(st, texts, rendered)
@@ -347,6 +354,13 @@ def wrap(
 def _rewrap(inner: Any, fmt: str, options: dict[str, Any],
             text_mismatch: Literal["raise", "warn"]) -> Any:
     return wrap(inner, fmt, text_mismatch=text_mismatch, **options)
+
+
+def _batch_args(e: LvtError, n: int) -> tuple[Any, ...]:
+    """The arguments of ``e`` rebuilt with the conversation's index in the batch."""
+    if isinstance(e, ConversationError):
+        return (e.message_index, f"conversation {n} of the batch: {e.reason}")
+    return (f"conversation {n} of the batch: {e}",)
 
 
 def _tool_schemas(tools: Any) -> list[Any] | None:
