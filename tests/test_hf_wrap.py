@@ -422,6 +422,10 @@ def test_what_lvt_cannot_honour_is_refused(env: Any) -> None:
         w.apply_chat_template([msgs, [{"role": "wizard", "content": "x"}]])
     with pytest.raises(lvt.FormatError):
         lvt.hf.wrap(r.hf, format="no-such-format")
+    with pytest.raises(lvt.hf.ChatTemplateError, match="transformers fast tokenizer"):
+        lvt.hf.wrap(r.tokenizer, format="qwen3")  # a bare tokenizers.Tokenizer
+    with pytest.raises(lvt.hf.ChatTemplateError, match="text_mismatch"):
+        lvt.hf.wrap(r.hf, format="qwen3", text_mismatch="ignore")  # type: ignore[arg-type]
     on = _ids(w, msgs, add_generation_prompt=True, enable_thinking=False)
     assert on == _ids(r.hf, msgs, add_generation_prompt=True, enable_thinking=False)
     assert on != _ids(w, msgs, add_generation_prompt=True)

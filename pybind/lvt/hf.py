@@ -338,10 +338,15 @@ def wrap(
 
     Raises:
         FormatError: unknown format or option, or a control token the tokenizer lacks.
-        LvtError: not a fast tokenizer.
+        ChatTemplateError: not a ``transformers`` tokenizer.
+        LvtError: a ``transformers`` tokenizer that is not a fast one.
     """
     if isinstance(tokenizer, LvtTokenizerMixin):
         tokenizer = tokenizer.lvt_wrapped
+    if not callable(getattr(type(tokenizer), "apply_chat_template", None)):
+        raise ChatTemplateError(
+            f"wrap needs a transformers fast tokenizer (PreTrainedTokenizerFast), got "
+            f"{type(tokenizer).__name__}")
     if text_mismatch not in ("raise", "warn"):
         raise ChatTemplateError(f"text_mismatch must be 'raise' or 'warn', got {text_mismatch!r}")
     st = _State(tokenizer, format, dict(options), text_mismatch)
