@@ -71,7 +71,8 @@ def _ids(tok: Any, msgs: Any, **kw: Any) -> list[int]:
 @pytest.mark.parametrize("fmt", list(FORMATS))
 def test_corpus_ids_and_text_equal_the_template(env: Any, fmt: str) -> None:
     r, w = env(fmt)
-    cases = conversations(FORMATS[fmt])
+    # qwen3-stable renders the qwen3 corpus again: every other case is enough for it
+    cases = conversations(FORMATS[fmt])[:: 2 if fmt == "qwen3-stable" else 1]
     differ = []
     for n, case in enumerate(cases):
         want = _ids(r.hf, case.messages, **_kw(case))
