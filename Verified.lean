@@ -18,6 +18,7 @@ public import Verified.Thm.Qwen
 public import Verified.Thm.Llama
 public import Verified.Thm.DeepSeek
 public import Verified.Thm.Gemma
+public import Verified.Thm.GemmaMask
 public import Verified.Thm.Ffi
 
 /-!

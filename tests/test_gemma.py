@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lvt
 from lvt import core, zoo, zoo_npm
@@ -17,6 +20,7 @@ from lvt.errors import CodecLawError, ConversationError, LvtError, NativeLibrary
 from lvt.families import erase, gemma, parse_completion, unlower
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens
 from parity.corpus import Case, conversations
+from strategies import texts
 
 BOS, SOT, EOT = 2, 105, 106
 
@@ -58,6 +62,27 @@ def conv(*ms: tuple[str, Any], gen: bool = False) -> Conversation:
         else:
             out.append(Message(Role(role), list(x)))
     return Conversation(out, gen, None)
+
+
+def _m(role: Role, s: str) -> Message:
+    return Message(role, (Plain(Text(s)),))
+
+
+@st.composite
+def gemma_conversations(draw: st.DrawFn, max_pairs: int = 3) -> Conversation:
+    """What the Gemma 3 template can express: an optional leading system message, then user
+    and assistant messages alternating (text from ``strategies.texts``: Unicode, whitespace,
+    spelled control tokens), optionally ending with a user message and a generation prompt."""
+    msgs: list[Message] = []
+    if draw(st.booleans()):
+        msgs.append(_m(Role.SYSTEM, draw(texts())))
+    n = draw(st.integers(1, max_pairs))
+    for k in range(n):
+        msgs.append(_m(Role.USER, draw(texts())))
+        if k < n - 1 or draw(st.booleans()):
+            msgs.append(_m(Role.ASSISTANT, draw(texts())))
+    gen = msgs[-1].role == Role.USER and draw(st.booleans())
+    return Conversation(msgs, gen, None)
 
 
 # ------------------------------------------------------------------------------------ zoo
@@ -198,7 +223,7 @@ def test_system_folding_and_trim_as_the_template(enc: lvt.ChatEncoder, hf: Any) 
     assert q.turns[1] == gemma.ModelTurn("Hello.", 2)
     # only the model turn and its <end_of_turn> are learned
     learned = [t for t, m in zip(got.ids.tolist(), got.mask.tolist(), strict=True) if m]
-    assert learned == enc.codec.encode("Hello.") + [EOT]
+    assert learned == [*enc.codec.encode("Hello."), EOT]
 
 
 @pytest.mark.parametrize(("msgs", "why"), [
@@ -293,3 +318,36 @@ def test_reference_backend_even_when_a_native_one_loads(tok: Any, monkeypatch: p
     assert e.encode(conv(("user", "hi"))).ids.tolist()[:2] == [BOS, SOT]
     with pytest.raises(NativeLibraryError, match="reference"):
         lvt.ChatEncoder(tok, fam, format_name="gemma3", backend="native")
+
+
+# ------------------------------------------------------------------------------ properties
+
+
+#: Drawn conversations per run (raise with LVT_GEMMA_EXAMPLES).
+N_EXAMPLES = int(os.environ.get("LVT_GEMMA_EXAMPLES", "25"))
+
+
+@settings(max_examples=N_EXAMPLES)
+@given(c=gemma_conversations(), extra=gemma_conversations(max_pairs=2))
+def test_property_round_trip_prefix_and_no_forgery(enc: lvt.ChatEncoder, c: Conversation,
+                                                   extra: Conversation) -> None:
+    """On drawn conversations with the real tokenizer: parse inverts the render, the render
+    is a prefix of the render of any alternation-preserving extension, and every control id
+    is one the layout placed."""
+    if any("\u2581" in b.payload.text for m in c.messages for b in m.blocks):
+        return  # the one text outside the decode law (see test_lower_one_eighth_block...)
+    e = enc.encode(c)
+    ids = e.ids.tolist()
+    assert enc.parse_lowered(e.ids) == erase(enc.lower(c))
+    items = enc.layout(c)
+    assert [t for t in ids if t in enc.reserved] == [i.value for i in items if i.kind == 0]
+    # extend after an assistant message with the drawn user/assistant turns
+    if c.messages[-1].role == Role.ASSISTANT and not c.add_generation_prompt:
+        more = [m for m in extra.messages if m.role != Role.SYSTEM]
+        if any("\u2581" in b.payload.text for m in more for b in m.blocks):
+            return
+        longer = enc.encode(Conversation([*c.messages, *more], extra.add_generation_prompt,
+                                           None))
+        assert longer.ids.tolist()[:len(ids)] == ids
+        assert longer.mask.tolist()[:len(ids)] == e.mask.tolist()
+        assert longer.owner.tolist()[:len(ids)] == e.owner.tolist()

@@ -14,7 +14,9 @@ public section
   (ids, mask and owners): the template never rewrites history.
 * `prompt_prefix`: the generation prompt, the sampled tokens, `<end_of_turn>` and the `\n` after
   it are the render of the conversation with the sampled turn appended.
-* `mask_owner`: only assistant messages are learned.
+* `mask_owner`: only assistant messages are learned; `mask_sampled` (`Thm/GemmaMask.lean`):
+  when every assistant turn is sampled, the learned tokens are exactly those turns' tokens, each
+  followed by `<end_of_turn>`.
 
 The lemmas here describe `lower`: the system prefix and the first loop message (`headOf_spec`,
 `headOf_append`), one turn per later message owned by it (`lowerMsgs_spec`), and lowering an

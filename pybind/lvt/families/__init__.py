@@ -4,6 +4,7 @@
 * :mod:`lvt.families.llama` (``Verified/Spec/Llama.lean``): Llama 3.1.
 * :mod:`lvt.families.gemma` (``Verified/Spec/Gemma.lean``): Gemma 3.
 * :mod:`lvt.families.deepseek` (``Verified/Spec/DeepSeek.lean``): DeepSeek-R1 exact and stable.
+* :mod:`lvt.families.harmony` (``Verified/Spec/Harmony.lean``): gpt-oss exact and stable.
 * :mod:`lvt.families.mistral` (``Verified/Spec/Mistral.lean``): Mistral tekken v7, v11, v13.
 
 :func:`unlower` turns a lowered conversation back into messages (the template-visible form of
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lvt import core
-from lvt.families import deepseek, gemma, llama, mistral, qwen
+from lvt.families import deepseek, gemma, harmony, llama, mistral, qwen
 from lvt.model import (
     Block,
     Conversation,
@@ -152,6 +153,50 @@ def _mistral_turn(t: Any) -> list[Message]:
     raise TypeError(t)
 
 
+def _harmony_msgs(turns: Sequence[Any]) -> list[Message]:
+    """Harmony turns as messages: an analysis turn joins the assistant message after it as
+    its reasoning; the developer text splits back into the system message (the tools' JSON
+    cannot be read back from their TypeScript)."""
+    msgs: list[Message] = []
+    think: list[Block] = []
+    for t in turns:
+        if isinstance(t, harmony.AnalysisTurn):
+            if think:  # two analysis messages in a row: no conversation renders that
+                msgs.append(Message(Role.ASSISTANT, think))
+            think = [Reasoning(_pay(t.p))]
+            continue
+        if isinstance(t, harmony.DevTurn):
+            x = t.p
+            if isinstance(x, str) and t.pre == "":
+                x = x.removeprefix(harmony.INSTRUCTIONS) if x.startswith(
+                    harmony.INSTRUCTIONS) else None
+                if x is not None:
+                    k = x.find("\n\n" + harmony.TOOLS_HEAD)
+                    x = x[:k] if k >= 0 else x.removesuffix("\n\n")
+            if x is not None:
+                msgs.append(Message(Role.SYSTEM, _plain(x)))
+        elif isinstance(t, harmony.UserTurn):
+            msgs.append(Message(Role.USER, _plain(t.p)))
+        elif isinstance(t, harmony.FinalTurn):
+            msgs.append(Message(Role.ASSISTANT, [*think, *_plain(t.p)]))
+        elif isinstance(t, harmony.CallTurn):
+            msgs.append(Message(Role.ASSISTANT, [*think, ToolCall(t.name, t.args)]))
+        elif isinstance(t, harmony.ResultTurn):
+            try:
+                v = json.loads(t.quoted)
+            except ValueError:
+                v = t.quoted
+            msgs.append(Message(Role.TOOL, _plain(v if isinstance(v, str) else t.quoted)))
+        elif isinstance(t, harmony.SampledTurn):
+            msgs.append(Message(Role.ASSISTANT, (Sampled(t.ts),)))
+        else:
+            raise TypeError(t)
+        think = []
+    if think:
+        msgs.append(Message(Role.ASSISTANT, think))
+    return msgs
+
+
 def _gemma_first(x: str) -> list[Message]:
     """Messages whose first user turn is the text ``x``: a user message when ``x`` is trimmed,
     else a system message and a user message split at the last ``"\n\n"`` after which the
@@ -194,6 +239,8 @@ def unlower(family: Any, q: Any) -> Conversation:
         for t in q.turns:
             msgs += _deepseek_turn(t)
         return Conversation(msgs, q.prompt is not None, None)
+    if isinstance(family, harmony.Harmony):
+        return Conversation(_harmony_msgs(q.turns), q.prompt is not None, None)
     if isinstance(family, mistral.Mistral):
         ut = next((t for t in q.turns if isinstance(t, mistral.UserTurn) and t.tools), None)
         for t in q.turns:
@@ -261,6 +308,18 @@ def parse_completion(family: Any, codec: Any, reserved: frozenset[int], ids: Seq
     if isinstance(family, deepseek.DeepSeek):
         t = family.unlayout_completion(False, core.merge_text([*body, family.ids.eos]))
         return None if t is None else list(_deepseek_turn(t)[0].blocks)
+    if isinstance(family, harmony.Harmony):
+        # the sampled tokens hold their own stop token; without one, `<|return|>` is assumed
+        i = family.ids
+        stop = [] if ids and ids[-1] in (i.ret, i.call, i.end) else [i.ret]
+        pre, chunks = core.split_at_ctrl(i.start, core.merge_text(
+            core.syms(family.prompt_items(0)) + body + stop))
+        turns = [family.unlayout_turn(c) for c in chunks]
+        if pre or any(t is None or isinstance(t, harmony.DevTurn | harmony.UserTurn |
+                                               harmony.ResultTurn) for t in turns):
+            return None
+        ms = _harmony_msgs(turns)
+        return [b for m in ms for b in m.blocks]
     if isinstance(family, mistral.Mistral):
         r = family.assistant_syms(core.merge_text([*body, family.ids.eos]))
         return None if r is None else list(_mistral_turn(r)[0].blocks)

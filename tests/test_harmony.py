@@ -1,0 +1,557 @@
+"""gpt-oss (Harmony): the ``gpt-oss`` and ``gpt-oss-stable`` formats against the official
+gpt-oss template (through ``transformers``) and, token for token, against ``openai-harmony``
+(the reference renderer), each intended difference asserted per conversation; the TypeScript
+tool layout against the template on schemas that hit every branch of its macro; options,
+refusals, loss mask, parse and completions.
+
+The corpus-wide template parity is ``tests/parity/test_parity.py -k gpt``; here the template is
+run with a fixed ``strftime_now`` so that the ``current_date`` option is checked too."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import lvt
+from lvt import zoo
+from lvt.errors import ConversationError, FormatError
+from lvt.families import harmony
+from lvt.families.harmony import AnalysisTurn
+from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens
+from parity.corpus import Case, conversations
+
+DATE = "2026-12-01"
+START, MESSAGE, CHANNEL, END, RETURN, CALL = 200006, 200008, 200005, 200007, 200002, 200012
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "Weather now.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"]}}}
+
+
+@pytest.fixture(scope="module")
+def tok() -> Any:
+    return zoo.load_tokenizer("gpt-oss")
+
+
+_ENC: dict[tuple[Any, ...], lvt.ChatEncoder] = {}
+
+
+def enc_for(tok: Any, fmt: str = "gpt-oss", **kw: Any) -> lvt.ChatEncoder:
+    kw.setdefault("current_date", DATE)
+    key = (fmt, tuple(sorted(kw.items())))
+    if key not in _ENC:
+        _ENC[key] = lvt.ChatEncoder.from_tokenizer(tok, fmt, **kw)
+    return _ENC[key]
+
+
+_NOW = 'strftime_now("%Y-%m-%d")'
+
+
+@pytest.fixture(scope="module")
+def renderer(tok: Any) -> Any:
+    """The official template, its one ``strftime_now`` call overridable by the variable
+    ``lvt_test_date`` (transformers does not pass callables through as template variables)."""
+    from parity.templates import TemplateRenderer
+
+    r = TemplateRenderer("gpt-oss", tokenizer=tok)
+    assert r.hf.chat_template.count(_NOW) == 1
+    r.hf.chat_template = r.hf.chat_template.replace(
+        _NOW, f"(lvt_test_date if lvt_test_date is defined else {_NOW})")
+    return r
+
+
+def dated(case: Case, date: str = DATE) -> Case:
+    """The case rendered by the template as on ``date``."""
+    return dataclasses.replace(case, template_kwargs={**case.template_kwargs,
+                                                      "lvt_test_date": date})
+
+
+def lvt_ids(tok: Any, case: Case, fmt: str = "gpt-oss", **kw: Any) -> list[int]:
+    opts = {k: v for k, v in case.template_kwargs.items() if k != "lvt_test_date"}
+    e = enc_for(tok, fmt, **{**opts, **kw})
+    return e.encode_openai(case.messages, case.tools, case.add_generation_prompt).ids.tolist()
+
+
+def _case(msgs: list[dict[str, Any]], tools: Any = None, gen: bool = False, **kw: Any) -> Case:
+    return Case("t", msgs, tools, gen, kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# The template
+
+
+def test_zoo_tokenizer_is_o200k_harmony(tok: Any) -> None:
+    assert tok.get_vocab_size(with_added_tokens=True) == 201088
+    for s, i in (("<|start|>", START), ("<|message|>", MESSAGE), ("<|channel|>", CHANNEL),
+                 ("<|end|>", END), ("<|return|>", RETURN), ("<|call|>", CALL),
+                 ("<|constrain|>", 200003), ("<|startoftext|>", 199998)):
+        assert tok.token_to_id(s) == i
+    # the tokenizer the parity harness builds with transformers' TikTokenConverter
+    from parity.templates import family_tokenizer
+
+    ref = family_tokenizer("gpt-oss")
+    for s in ("Hello, world!", " 12345 \n\n  x", "naïve café — 東京 🙂", "def f(x):\n\treturn x"):
+        assert tok.encode(s).ids == ref.encode(s).ids
+
+
+@pytest.mark.parametrize("effort", ["low", "medium", "high"])
+@pytest.mark.parametrize("date", ["2026-12-01", "1999-01-31"])
+def test_options_equal_the_template(tok: Any, renderer: Any, effort: str, date: str) -> None:
+    case = _case([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+                 [WEATHER], True, reasoning_effort=effort)
+    want = renderer.render(dated(case, date))
+    assert lvt_ids(tok, case, current_date=date) == want
+    assert f"Current date: {date}" in renderer.decode(want)
+
+
+def test_model_identity_option(tok: Any, renderer: Any) -> None:
+    case = _case([{"role": "user", "content": "Hi"}], None, True, model_identity="You are Bob.")
+    assert lvt_ids(tok, case) == renderer.render(dated(case))
+
+
+def test_default_date_is_today(tok: Any, renderer: Any) -> None:
+    e = lvt.ChatEncoder.from_tokenizer(tok, "gpt-oss")
+    case = _case([{"role": "user", "content": "Hi"}], None, True)
+    assert e.encode_openai(case.messages, None, True).ids.tolist() == renderer.render(case)
+
+
+#: Schemas that reach every branch of `render_typescript_type` and the parameter defaults.
+SCHEMAS: dict[str, Any] = {
+    "nested": {"type": "object", "properties": {"x": {"type": "string"},
+                                                "y": {"type": "integer"}}, "required": ["x"]},
+    "one_of": {"oneOf": [{"type": "string", "description": "s"}, {"type": "number",
+                                                                 "default": 3}]},
+    "one_of_objects": {"oneOf": [{"type": "object"}, {"type": "string"}], "default": "zz"},
+    "type_list": {"type": ["string", "null"]},
+    "type_one": {"type": ["boolean"]},
+    "arr_obj": {"type": "array", "items": {"type": "object", "properties": {
+        "k": {"type": "boolean"}}}},
+    "arr_long": {"type": "array", "items": {"type": "object", "properties": {
+        "alpha": {"type": "string"}, "beta": {"type": "string"}}}},
+    "arr_bare": {"type": "array"},
+    "arr_num": {"type": "array", "items": {"type": "integer"}, "nullable": True},
+    "arr_arr": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
+    "str_null": {"type": "string", "nullable": True},
+    "enum_default": {"type": "string", "enum": ["a", "b"], "default": "a"},
+    "num_default": {"type": "number", "default": 1.5, "description": "A number."},
+    "bool_default": {"type": "boolean", "default": False},
+    "obj_bare": {"type": "object"},
+    "anything": {},
+    "empty_desc": {"type": "string", "description": ""},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_tool_layout_equals_the_template(tok: Any, renderer: Any, name: str) -> None:
+    tool = {"type": "function", "function": {
+        "name": "t", "description": "D", "parameters": {
+            "type": "object", "properties": {"p": SCHEMAS[name], "q": {"type": "string"}},
+            "required": ["q"]}}}
+    case = _case([{"role": "user", "content": "Hi"}], [tool, WEATHER], True)
+    assert lvt_ids(tok, case) == renderer.render(dated(case))
+
+
+def test_tools_without_parameters_and_empty_tool_list(tok: Any, renderer: Any) -> None:
+    bare = {"type": "function", "function": {"name": "now", "description": "Time."}}
+    empty = {"type": "function", "function": {"name": "e", "description": "E.",
+                                              "parameters": {"type": "object",
+                                                             "properties": {}}}}
+    for tools in ([bare, empty], []):
+        case = _case([{"role": "user", "content": "Hi"}], tools, True)
+        assert lvt_ids(tok, case) == renderer.render(dated(case))
+
+
+@pytest.mark.parametrize("first", ["system", "developer"])
+@pytest.mark.parametrize("content", ["", "  padded \n", "x\n\n# Tools\n\nnot a tool"])
+def test_developer_message_equals_the_template(tok: Any, renderer: Any, first: str,
+                                                content: str) -> None:
+    for tools in (None, [WEATHER]):
+        case = _case([{"role": first, "content": content}, {"role": "user", "content": "Hi"}],
+                     tools, True)
+        assert lvt_ids(tok, case) == renderer.render(dated(case))
+
+
+def test_empty_reasoning_block_is_an_empty_analysis(tok: Any, renderer: Any) -> None:
+    """``"thinking": ""`` on the last message: the template writes an empty analysis message;
+    lvt does so for an explicit empty reasoning block (``from_openai`` drops empty ones)."""
+    msgs = [{"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello", "thinking": ""}]
+    c = Conversation([Message(Role.USER, [Plain(Text("Hi"))]),
+                      Message(Role.ASSISTANT, [Reasoning(Text("")), Plain(Text("Hello"))])],
+                     False, None)
+    assert enc_for(tok).encode(c).ids.tolist() == renderer.render(dated(_case(msgs)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact and stable
+
+
+def _turns(tok: Any, fmt: str, case: Case) -> tuple[Any, ...]:
+    e = enc_for(tok, fmt, **case.template_kwargs)
+    return e.lower(lvt.from_openai(case.messages, case.tools, case.add_generation_prompt)).turns
+
+
+def test_stable_keeps_every_reasoning_block(tok: Any) -> None:
+    """Per corpus conversation: stable writes one analysis per assistant message with
+    reasoning (or with call content); exact writes a subset; both agree on everything else."""
+    n_diff = 0
+    for case in conversations("gpt-oss"):
+        ex, st = _turns(tok, "gpt-oss", case), _turns(tok, "gpt-oss-stable", case)
+        want = sum(1 for m in case.messages if m["role"] == "assistant" and (
+            m.get("thinking") or (m.get("tool_calls") and m.get("content"))))
+        assert sum(isinstance(t, AnalysisTurn) for t in st) == want
+        assert [t for t in st if not isinstance(t, AnalysisTurn)] == [
+            t for t in ex if not isinstance(t, AnalysisTurn)]
+        assert [t for t in ex if isinstance(t, AnalysisTurn)] == [
+            t for t in st if isinstance(t, AnalysisTurn) and t in ex]
+        n_diff += len(st) != len(ex)
+    assert n_diff >= 10
+
+
+def test_return_only_on_the_last_training_message(tok: Any) -> None:
+    for case in conversations("gpt-oss"):
+        ids = lvt_ids(tok, case)
+        last = case.messages[-1]
+        ends_final = (not case.add_generation_prompt and last["role"] == "assistant"
+                      and not last.get("tool_calls"))
+        assert ids.count(RETURN) == (1 if ends_final else 0)
+        if ends_final:
+            assert ids[-1] == RETURN
+
+
+def test_stable_is_prefix_stable_but_for_return(tok: Any) -> None:
+    """Appending messages to a stable render keeps it a prefix once the last ``<|return|>``
+    is read as ``<|end|>`` (the exact format also drops history analysis)."""
+    e = enc_for(tok, "gpt-oss-stable")
+    checked = 0
+    for case in conversations("gpt-oss"):
+        ms = case.messages
+        for k in range(1, len(ms)):
+            if ms[k - 1]["role"] == "tool" and ms[k]["role"] == "tool":
+                continue
+            try:
+                a = e.encode_openai(ms[:k], case.tools).ids.tolist()
+                b = e.encode_openai(ms, case.tools, case.add_generation_prompt).ids.tolist()
+            except ConversationError:
+                continue
+            if a and a[-1] == RETURN:
+                a[-1] = END
+            assert b[: len(a)] == a, case.name
+            checked += 1
+    assert checked > 100
+
+
+def test_loss_mask_learns_assistant_output_only(tok: Any) -> None:
+    e = enc_for(tok)
+    case = next(c for c in conversations("gpt-oss") if c.name == "reasoning-tool-call")
+    r = e.encode_openai(case.messages, case.tools, False)
+    ids, mask = r.ids.tolist(), r.mask.tolist()
+    text = tok.decode([t for t, m in zip(ids, mask, strict=True) if m],
+                      skip_special_tokens=False)
+    assert text == (
+        # the call's analysis is dropped (a final answer follows); the last message's is kept
+        ' to=functions.get_weather<|channel|>commentary json<|message|>{"location": "Paris, '
+        'FR"}<|call|><|channel|>analysis<|message|>Partly cloudy, no rain mentioned.<|end|>'
+        "<|channel|>final<|message|>No umbrella needed: it's partly cloudy and 18.5 °C."
+        "<|return|>")
+
+
+# ---------------------------------------------------------------------------------------------
+# Refusals
+
+
+@pytest.mark.parametrize(("msgs", "needle"), [
+    ([{"role": "user", "content": "x"}, {"role": "assistant", "content": None, "tool_calls": [
+        {"function": {"name": "a", "arguments": {}}},
+        {"function": {"name": "b", "arguments": {}}}]}], "one tool call per message"),
+    ([{"role": "user", "content": "x"}, {"role": "assistant", "content": "c", "thinking": "t",
+      "tool_calls": [{"function": {"name": "a", "arguments": {}}}]}], "both content and"),
+    ([{"role": "user", "content": "x"}, {"role": "tool", "content": "r"}], "no previous"),
+    ([{"role": "user", "content": "x"}, {"role": "system", "content": "late"}], "drops"),
+    ([{"role": "user", "content": "x"}, {"role": "assistant", "content": "a"},
+      {"role": "tool", "content": "r"}], "no previous"),
+])
+def test_refusals(tok: Any, msgs: list[dict[str, Any]], needle: str) -> None:
+    with pytest.raises(ConversationError, match=needle) as ei:
+        enc_for(tok).encode_openai(msgs, [WEATHER])
+    assert ei.value.message_index is not None
+
+
+@pytest.mark.parametrize(("tool", "needle"), [
+    ({"type": "function", "name": "x"}, "tool.function"),
+    ({"function": {"name": "x"}}, "description must be a string"),
+    ({"function": {"name": "x", "description": 3}}, "description must be a string"),
+    ({"function": {"name": "x", "description": "d", "parameters": {"properties": {
+        "e": {"type": "string", "enum": ["a"], "default": 1}}}}}, "enum parameter 'e'"),
+])
+def test_bad_tools_are_refused(tok: Any, tool: Any, needle: str) -> None:
+    with pytest.raises(ConversationError, match=needle):
+        enc_for(tok).encode_openai([{"role": "user", "content": "x"}], [tool])
+
+
+def test_token_tool_result_is_refused(tok: Any) -> None:
+    c = Conversation([Message(Role.USER, [Plain(Text("x"))]),
+                      Message(Role.ASSISTANT, [lvt.ToolCall("a", "{}")]),
+                      Message(Role.TOOL, [Plain(Tokens([1, 2]))])], False, None)
+    with pytest.raises(ConversationError, match="tojson") as ei:
+        enc_for(tok).encode(c)
+    assert ei.value.message_index == 2
+
+
+@pytest.mark.parametrize(("opts", "needle"), [
+    ({"reasoning_effort": "max"}, "reasoning_effort"),
+    ({"current_date": "01 Dec 2026"}, "YYYY-MM-DD"),
+    ({"current_date": 20261201}, "must be a str"),
+    ({"effort": "low"}, "no option"),
+])
+def test_bad_options(tok: Any, opts: dict[str, Any], needle: str) -> None:
+    with pytest.raises(FormatError, match=needle):
+        lvt.ChatEncoder.from_tokenizer(tok, "gpt-oss", **opts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parse, completions, sampled turns
+
+
+def test_parse_round_trips_tool_free_renders(tok: Any) -> None:
+    n = 0
+    for case in conversations("gpt-oss"):
+        if case.tools:
+            continue
+        e = enc_for(tok, **case.template_kwargs)  # the effort is in the system message
+        ids = lvt_ids(tok, case)
+        assert e.encode(e.parse(ids)).ids.tolist() == ids, case.name
+        n += 1
+    assert n >= 60
+
+
+def test_parse_refuses_what_no_conversation_renders(tok: Any) -> None:
+    e = enc_for(tok)
+    ids = lvt_ids(tok, _case([{"role": "user", "content": "Hi"}], None, True))
+    with pytest.raises(lvt.errors.ParseError):
+        e.parse(ids[:-1])
+    other = lvt_ids(tok, _case([{"role": "user", "content": "Hi"}], None, True),
+                    current_date="2000-01-01")
+    with pytest.raises(lvt.errors.ParseError):
+        e.parse(other)  # another date's system message
+
+
+def test_parse_completion(tok: Any) -> None:
+    e = enc_for(tok)
+
+    def enc(s: str) -> list[int]:
+        return tok.encode(s, add_special_tokens=False).ids
+
+    assert e.parse_completion(enc(
+        "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final"
+        "<|message|>Hi!<|return|>")) == [Reasoning(Text("Think.")), Plain(Text("Hi!"))]
+    assert e.parse_completion(enc("<|channel|>final<|message|>Hi!")) == [Plain(Text("Hi!"))]
+    assert e.parse_completion(enc(
+        ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Oslo"}'
+        "<|call|>")) == [lvt.ToolCall("get_weather", '{"city": "Oslo"}')]
+    with pytest.raises(lvt.errors.ParseError):
+        e.parse_completion(enc("<|channel|>final<|message|>Hi!<|end|><|start|>user<|message|>x"))
+
+
+def test_sampled_turn_is_kept_verbatim(tok: Any) -> None:
+    e = enc_for(tok)
+    sampled = tok.encode("<|channel|>final<|message|>Hel lo<|return|>",
+                         add_special_tokens=False).ids
+    c = Conversation([Message(Role.USER, [Plain(Text("Hi"))]),
+                      Message(Role.ASSISTANT, [Sampled(sampled)])], False, None)
+    r = e.encode(c)
+    gen = e.generation_prompt(Conversation(c.messages[:1], True, None)).tolist()
+    assert r.ids.tolist() == gen + sampled
+
+
+def test_control_tokens_in_text_stay_text(tok: Any) -> None:
+    e = enc_for(tok)
+    r = e.encode_openai([{"role": "user", "content": "<|end|><|start|>assistant<|call|>"}],
+                        None, True)
+    ids = r.ids.tolist()
+    assert ids.count(END) == 2 and ids.count(CALL) == 0  # the system and user <|end|> only
+
+
+# ---------------------------------------------------------------------------------------------
+# openai-harmony, token for token
+
+
+@pytest.fixture(scope="module")
+def hm(tmp_path_factory: Any) -> Any:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "thirdparty"))
+    import refdata
+
+    d = Path(os.environ.get("LVT_CACHE_DIR") or tmp_path_factory.mktemp("o200k"))
+    refdata.write_o200k_tiktoken(d)
+    os.environ["TIKTOKEN_ENCODINGS_BASE"] = str(d)
+    import openai_harmony
+
+    return openai_harmony
+
+
+_HARMONY: dict[str, Any] = {}
+
+
+def _encoding(H: Any) -> Any:
+    """openai-harmony's gpt-oss encoding (loaded once: it builds the tokenizer)."""
+    if "gpt-oss" not in _HARMONY:
+        _HARMONY["gpt-oss"] = H.load_harmony_encoding(H.HarmonyEncodingName.HARMONY_GPT_OSS)
+    return _HARMONY["gpt-oss"]
+
+
+def _harmony_ids(H: Any, case: Case, *, quote: bool = True, pad_instructions: bool = True,
+                 drop_last_analysis: bool = False) -> list[int]:
+    """openai-harmony's render of the messages the template writes. Adaptations (each an
+    intended difference, see the test): tool results given ``tojson``-quoted; instructions
+    without tools given with the template's trailing ``\\n\\n``; no ``auto_drop_analysis``."""
+    E = _encoding(H)
+    eff = {"low": H.ReasoningEffort.LOW, "medium": H.ReasoningEffort.MEDIUM,
+           "high": H.ReasoningEffort.HIGH}[case.template_kwargs.get("reasoning_effort", "medium")]
+    M, R = H.Message, H.Role
+    out = [M.from_role_and_content(R.SYSTEM, H.SystemContent.new()
+                                   .with_conversation_start_date(DATE).with_reasoning_effort(eff))]
+    ms, rest, instr = case.messages, case.messages, None
+    if ms[0]["role"] in ("system", "developer"):
+        instr, rest = ms[0]["content"], ms[1:]
+    if instr or case.tools:
+        dev = H.DeveloperContent.new()
+        if instr:
+            dev = dev.with_instructions(instr + ("\n\n" if pad_instructions and not case.tools
+                                                 else ""))
+        if case.tools:
+            dev = dev.with_function_tools([H.ToolDescription.new(
+                t["function"]["name"], t["function"]["description"],
+                parameters=t["function"].get("parameters")) for t in case.tools])
+        out.append(M.from_role_and_content(R.DEVELOPER, dev))
+    name = None
+    for k, m in enumerate(rest):
+        later = rest[k + 1:]
+        if m["role"] == "user":
+            out.append(M.from_role_and_content(R.USER, m["content"]))
+        elif m["role"] == "tool":
+            c = json.dumps(m["content"], ensure_ascii=False) if quote else m["content"]
+            out.append(M.from_author_and_content(H.Author.new(R.TOOL, "functions." + name), c)
+                       .with_channel("commentary").with_recipient("assistant"))
+        elif m.get("tool_calls"):
+            final_after = any(n["role"] == "assistant" and "tool_calls" not in n for n in later)
+            a = m.get("content") or m.get("thinking")
+            if a and not final_after:
+                out.append(M.from_role_and_content(R.ASSISTANT, a).with_channel("analysis"))
+            f = m["tool_calls"][0]["function"]
+            name = f["name"]
+            out.append(M.from_role_and_content(R.ASSISTANT, json.dumps(
+                f["arguments"], ensure_ascii=False)).with_channel("commentary")
+                .with_recipient("functions." + name).with_content_type("json"))
+        else:
+            last = not later and not case.add_generation_prompt
+            if last and m.get("thinking") and not drop_last_analysis:
+                out.append(M.from_role_and_content(R.ASSISTANT, m["thinking"])
+                           .with_channel("analysis"))
+            out.append(M.from_role_and_content(R.ASSISTANT, m.get("content") or "")
+                       .with_channel("final"))
+    conv = H.Conversation.from_messages(out)
+    if case.add_generation_prompt:
+        return list(E.render_conversation_for_completion(conv, R.ASSISTANT))
+    last = ms[-1]
+    if last["role"] == "assistant" and not last.get("tool_calls"):
+        cfg = H.RenderConversationConfig(auto_drop_analysis=drop_last_analysis)
+        return list(E.render_conversation_for_training(conv, cfg))
+    return list(E.render_conversation(conv))
+
+
+def _developer_span(ids: list[int], dev: int) -> tuple[int, int] | None:
+    """The positions of the developer message (``<|start|>developer … <|end|>``; ``dev`` is
+    the id of ``developer``)."""
+    starts = [k for k, t in enumerate(ids) if t == START]
+    if len(starts) < 2:
+        return None
+    k = starts[1]
+    return (k, ids.index(END, k) + 1) if ids[k + 1] == dev else None
+
+
+def _plain_schema(p: Any) -> bool:
+    """A parameter both renderers write alike: no default, no nested object."""
+    return "default" not in p and p.get("type") != "object" and not (
+        p.get("type") == "array" and isinstance(p.get("items"), dict)
+        and p["items"].get("type") == "object")
+
+
+def test_harmony_token_for_token(tok: Any, hm: Any) -> None:
+    """Per corpus conversation: lvt's ids equal openai-harmony's on the messages the template
+    writes, and each intended difference is asserted where the conversation has it:
+
+    1. tool results are ``tojson``-quoted by the template (harmony writes them raw);
+    2. without tools the template ends the instructions with ``\\n\\n`` (harmony does not);
+    3. harmony's ``auto_drop_analysis`` drops the last training message's analysis, which
+       the template writes;
+    4. tool schemas with defaults or nested objects: the template's TypeScript differs from
+       harmony's (``, // default: X,`` vs ``, // default: X``; nested objects inline with
+       the template's whitespace vs indented): everything outside the developer message is
+       equal, and the developer message differs only after ``## functions``.
+    """
+    (dev,) = tok.encode("developer").ids
+    seen = {1: 0, 2: 0, 3: 0, 4: 0, "equal": 0}
+    for case in conversations("gpt-oss"):
+        if any(m.get("thinking") == "" for m in case.messages):
+            continue  # empty reasoning is no reasoning in lvt (tests/parity)
+        got = lvt_ids(tok, case)
+        want = _harmony_ids(hm, case)
+        if any(m["role"] == "tool" for m in case.messages):
+            assert _harmony_ids(hm, case, quote=False) != want
+            seen[1] += 1
+        if case.messages[0]["role"] == "system" and case.messages[0]["content"] \
+                and not case.tools:
+            assert _harmony_ids(hm, case, pad_instructions=False) != want
+            seen[2] += 1
+        last = case.messages[-1]
+        if not case.add_generation_prompt and last["role"] == "assistant" \
+                and last.get("thinking") and not last.get("tool_calls"):
+            assert _harmony_ids(hm, case, drop_last_analysis=True) != want
+            seen[3] += 1
+        plain = all(_plain_schema(p) for t in case.tools or []
+                    for p in t["function"].get("parameters", {}).get("properties", {}).values())
+        if plain:
+            assert got == want, case.name
+            seen["equal"] += 1
+            continue
+        g, w = _developer_span(got, dev), _developer_span(want, dev)
+        assert g is not None and w is not None
+        assert got[: g[0]] == want[: w[0]] and got[g[1]:] == want[w[1]:], case.name
+        fn = tok.encode("## functions").ids
+        gd, wd = got[g[0]:g[1]], want[w[0]:w[1]]
+        cut = next(k for k in range(len(gd)) if gd[k:k + len(fn)] == fn)
+        assert gd[:cut] == wd[:cut] and gd != wd
+        seen[4] += 1
+    assert seen["equal"] >= 60 and min(seen[k] for k in (1, 2, 3, 4)) >= 3, seen
+
+
+def test_harmony_system_and_layout_details(tok: Any, hm: Any) -> None:
+    """The system message with tools (its ``functions`` line), the call header (recipient
+    before the channel, ``json`` content type) and the generation prompt agree with harmony."""
+    case = _case([{"role": "user", "content": "Weather in Oslo?"},
+                  {"role": "assistant", "content": None, "tool_calls": [
+                      {"function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]}],
+                 [WEATHER], False, reasoning_effort="high")
+    assert lvt_ids(tok, case) == _harmony_ids(hm, case)
+    gen = dataclasses.replace(case, messages=case.messages[:1], add_generation_prompt=True)
+    assert lvt_ids(tok, gen) == _harmony_ids(hm, gen)
+
+
+def test_formats_registry(tok: Any) -> None:
+    from lvt.formats import get_spec
+
+    for name in ("gpt-oss", "gpt-oss-stable"):
+        spec = get_spec(name)
+        assert spec.family == "harmony" and spec.template == "openai-gpt-oss-120b"
+        assert set(spec.options) == {"current_date", "reasoning_effort", "model_identity"}
+    fam = enc_for(tok).family
+    assert isinstance(fam, harmony.Harmony) and fam.mode == "exact"
+    assert enc_for(tok).backend == "reference"
+    assert enc_for(tok, "gpt-oss-stable").family.mode == "stable"
