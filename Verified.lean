@@ -10,6 +10,7 @@ public import Verified.Spec.Qwen
 public import Verified.Spec.Llama
 public import Verified.Spec.DeepSeek
 public import Verified.Spec.Gemma
+public import Verified.Spec.Mistral
 public import Verified.Thm.Token
 public import Verified.Thm.Sym
 public import Verified.Thm.Span
@@ -18,6 +19,7 @@ public import Verified.Thm.Qwen
 public import Verified.Thm.Llama
 public import Verified.Thm.DeepSeek
 public import Verified.Thm.Gemma
+public import Verified.Thm.Mistral
 public import Verified.Thm.GemmaMask
 public import Verified.Thm.Ffi
 
