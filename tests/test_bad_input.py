@@ -489,3 +489,25 @@ def core_encode(enc: lvt.ChatEncoder, q: Any) -> list[int]:
     from lvt import core
 
     return core.encode_items(enc.codec, enc.family.layout(q))[0]
+
+
+@pytest.mark.parametrize("fmt", ["qwen3", "llama3.1"])
+def test_parse_names_the_turn_that_does_not_read(request: Any, fmt: str) -> None:
+    """A turn broken in the middle of a render: the error gives the index of the control
+    token that opens that turn (found in the same pass, no second parse)."""
+    enc = request.getfixturevalue("qwen3" if fmt == "qwen3" else "llama")
+    conv = lvt.from_openai([*HI, {"role": "assistant", "content": "yo"},
+                            {"role": "user", "content": "more"}])
+    ids = enc.encode(conv).ids.tolist()
+    fam = enc.family.ids
+    opener, closer = ((fam.im_start, fam.im_end) if fmt == "qwen3"
+                      else (fam.start_header, fam.eot))
+    starts = [k for k, t in enumerate(ids) if t == opener]
+    k = starts[-2]  # the assistant turn
+    bad = [*ids[:k + 1], closer, *ids[k + 1:]]
+    e = _raises(lambda: enc.parse(bad), ParseError, f"at token {k}",
+                f"not a render in format '{fmt}'")
+    assert e.position == k
+    _raises(lambda: enc.parse_lowered(bad), ParseError, f"at token {k}")
+    # a stream that does not open with a turn at all: position 0
+    _raises(lambda: enc.parse([closer, *ids]), ParseError, "at token 0")

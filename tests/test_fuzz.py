@@ -1,5 +1,5 @@
 """Bounded-time fuzzing of the parser and the round trip, for every shipped format with its
-real tokenizer (issue 11, item 5).
+real tokenizer (the zoo's, else the parity suite's reference file; issue 11, item 5).
 
 * **Random streams**: control ids and runs of random vocabulary ids, into ``parse``.
 * **Mutated renders**: renders of the bundled sample conversations, each mutated one to three
@@ -7,16 +7,18 @@ real tokenizer (issue 11, item 5).
   of another render, truncate), into ``parse``.
 
   For both: nothing but an :class:`~lvt.errors.LvtError` may escape (no crash, no raw
-  exception), and every stream the parser accepts re-renders to exactly the same ids, through
-  the lowered form (``layout (parse_lowered ts)``, the ``render_parse`` theorem); ``parse``
-  either refuses it with a ``ParseError`` (a layout no conversation lowers to) or returns a
-  conversation that encodes to exactly the same ids.
+  exception), a rejection's position lies in the stream, and every stream the parser
+  accepts re-renders to exactly the same ids through the lowered form (``layout
+  (parse_lowered ts)``, the ``render_parse`` theorem); ``parse`` either refuses it with a
+  ``ParseError`` (a layout no conversation lowers to) or returns a conversation that
+  encodes to exactly the same ids.
 * **Random conversations** (:func:`strategies.conversations`): encode, parse, encode again:
   the same ids (``parse_render`` on the public API).
 
 Each test prints the counts it ran and asserts they are the counts asked for. Defaults are
-small (the whole module takes well under a minute on two cores); ``LVT_FUZZ_N`` multiplies
-them (``LVT_FUZZ_N=100`` runs 100x as many), ``LVT_FUZZ_SEED`` changes the seed.
+small (the whole module takes about 35 s of CPU, tokenizer loading included);
+``LVT_FUZZ_N`` multiplies them (``LVT_FUZZ_N=100`` runs 100x as many), ``LVT_FUZZ_SEED``
+changes the seed.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import os
 import random
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import pytest
@@ -42,31 +45,38 @@ SEED = int(os.environ.get("LVT_FUZZ_SEED", "20261201"))
 N_RANDOM, N_MUTATED, N_CONVERSATIONS = 150 * SCALE, 300 * SCALE, 15 * SCALE
 
 FORMATS = lvt.format_names()
+#: Formats whose ``parse`` is documented not to read tool definitions back (Harmony:
+#: ``tests/test_harmony.py`` round-trips tool-free renders only). ``parse`` refuses their
+#: renders with tools (``ParseError``: it does not return a conversation that renders
+#: differently); such refusals are counted and printed as a known limit, never for a render
+#: without tools.
+TOOLS_NOT_READ_BACK = frozenset({"gpt-oss", "gpt-oss-stable"})
 _ENCODERS: dict[str, lvt.ChatEncoder] = {}
-_RENDERS: dict[str, list[list[int]]] = {}
+_RENDERS: dict[str, list[tuple[list[int], bool]]] = {}
 
 
-def _tokenizer_name(fmt: str) -> str:
-    """The zoo name of the format's real tokenizer."""
+def real_tokenizer(fmt: str) -> Any:
+    """The format's real tokenizer: its zoo entry, else the reference tokenizer the parity
+    suite uses (``parity.templates.family_tokenizer``: Mistral's tekken file, ...)."""
     name = DEFAULT_TOKENIZERS.get(fmt)
-    if name is None:
-        base = fmt.removesuffix("-stable")
-        if base in zoo.available():
-            name = base
-    if name is None:
-        pytest.fail(f"format {fmt!r} has no real tokenizer in the zoo to fuzz it with")
-    return name
+    if name is not None:
+        return zoo.load_tokenizer(name)
+    from parity.templates import family_tokenizer
+
+    try:
+        return family_tokenizer(fmt.removesuffix("-stable"))
+    except Exception as e:
+        pytest.fail(f"format {fmt!r} has no real tokenizer to fuzz it with: {e}")
 
 
 def encoder(fmt: str) -> lvt.ChatEncoder:
     if fmt not in _ENCODERS:
-        _ENCODERS[fmt] = lvt.ChatEncoder.from_tokenizer(
-            zoo.load_tokenizer(_tokenizer_name(fmt)), fmt)
+        _ENCODERS[fmt] = lvt.ChatEncoder.from_tokenizer(real_tokenizer(fmt), fmt)
     return _ENCODERS[fmt]
 
 
-def renders(fmt: str) -> list[list[int]]:
-    """Renders of the bundled samples (with their tools) the format can express."""
+def renders(fmt: str) -> list[tuple[list[int], bool]]:
+    """Renders of the bundled samples the format can express, and whether each has tools."""
     if fmt not in _RENDERS:
         enc = encoder(fmt)
         out = []
@@ -74,7 +84,7 @@ def renders(fmt: str) -> list[list[int]]:
             for agp in (False, True):
                 try:
                     c = lvt.from_openai(rec.messages, rec.tools, agp)
-                    out.append(enc.encode(c).ids.tolist())
+                    out.append((enc.encode(c).ids.tolist(), c.tools is not None))
                 except ConversationError:
                     continue  # the format cannot express this sample
         assert len(out) >= 4, f"{fmt}: only {len(out)} samples render"
@@ -153,6 +163,8 @@ def check_stream(enc: lvt.ChatEncoder, ts: list[int], what: str, tally: Counter)
         q = enc.parse_lowered(ts)
     except LvtError as e:
         tally[f"rejected ({type(e).__name__})"] += 1
+        pos = getattr(e, "position", None)
+        assert pos is None or 0 <= pos <= len(ts), f"{what}: position {pos} of {len(ts)}: {e}"
         return
     except Exception as e:  # a crash: report the stream that caused it
         raise AssertionError(f"{enc.format_name}: {what}: {type(e).__name__}: {e}\n"
@@ -191,11 +203,18 @@ def test_random_streams(fmt: str) -> None:
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_mutated_renders(fmt: str) -> None:
     enc = encoder(fmt)
-    base = renders(fmt)
-    for ts in base:  # the unmutated renders parse, and re-render exactly
+    samples = renders(fmt)
+    known = Counter()
+    for ts, has_tools in samples:  # the unmutated renders parse, and re-render exactly
         tally0: Counter = Counter()
         check_stream(enc, ts, "a sample render", tally0)
-        assert tally0["accepted"] == 1
+        if has_tools and fmt in TOOLS_NOT_READ_BACK and tally0["layout only, parse refuses"]:
+            known["known limit: tools not read back"] += 1
+            continue
+        assert tally0["accepted"] == 1, (fmt, "a sample render does not parse", ts)
+    if known:
+        print(f"fuzz {fmt} samples: {dict(known)} of {len(samples)}")
+    base = [ts for ts, _ in samples]
     rng = random.Random(f"{SEED}:{fmt}:mutate")
     tally: Counter = Counter()
     for k in range(N_MUTATED):
@@ -221,7 +240,13 @@ def test_random_conversations_round_trip(fmt: str) -> None:
         except ConversationError:
             tally["not expressible"] += 1
             return
-        back = enc.parse(ids)
+        try:
+            back = enc.parse(ids)
+        except ParseError:
+            if c.tools is None or fmt not in TOOLS_NOT_READ_BACK:
+                raise
+            tally["known limit: tools not read back"] += 1
+            return
         assert np.array_equal(enc.encode(back).ids, ids), (fmt, c, back)
         tally["round trips"] += 1
 

@@ -391,10 +391,16 @@ class ChatEncoder:
         s, bad = core.decode_syms_at(self._codec, self._reserved, ts)
         if s is None:
             raise ParseError("a run of text tokens is not the encoding of its text", bad)
-        q = self._family.unlayout(s) if self._native is None else self._native.unlayout(
-            self._family, s)
+        at: int | None = None
+        if self._native is not None:
+            q = self._native.unlayout(self._family, s)
+        elif hasattr(self._family, "unlayout_at"):  # the position in the same pass
+            q, at = self._family.unlayout_at(s)
+        else:
+            q = self._family.unlayout(s)
         if q is None:
-            raise ParseError(f"the tokens are not a render in format {self._format_name!r}")
+            raise ParseError(f"the tokens are not a render in format {self._format_name!r}",
+                             None if at is None else _token_index(s, at, ts, self._reserved))
         return ts, s, q
 
     def parse(self, ids: Sequence[int] | np.ndarray) -> Conversation:
@@ -414,8 +420,8 @@ class ChatEncoder:
         """
         ts, s, q = self._parse_syms(self._ids(ids))
         conv = unlower(self._family, q)
-        try:
-            items = self.layout(conv)
+        try:  # the reference lowering and layout (on the native backend too: no FFI call)
+            items = self._family.layout(self.lower(conv))
         except ConversationError as e:
             raise ParseError(f"a layout of format {self._format_name!r}, but not the render of "
                              f"any conversation: {e}") from None

@@ -471,7 +471,9 @@ class Conversation:
 
     def __add__(self, other: Conversation) -> Conversation:
         """Concatenate message lists; the generation-prompt flag is taken from ``other``, the
-        tools from ``self``."""
+        tools from ``self`` (``TypeError`` for anything but a :class:`Conversation`)."""
+        if not isinstance(other, Conversation):
+            return NotImplemented
         return Conversation(
             self.messages + other.messages, other.add_generation_prompt, self.tools
         )

@@ -408,27 +408,37 @@ class Llama:
 
     def unlayout(self, s: Stream) -> LConv | None:
         """``unlayout``: a symbol stream back to a lowered conversation (owners 0)."""
+        return self.unlayout_at(s)[0]
+
+    def unlayout_at(self, s: Stream) -> tuple[LConv, None] | tuple[None, int]:
+        """:meth:`unlayout` in the same pass, saying where it failed: ``(q, None)``, or
+        ``(None, k)`` with ``k`` the index in ``s`` of the ``<|start_header_id|>`` of the
+        first turn that does not read (0 when ``s`` does not start with ``<|begin_of_text|>``
+        and a header; ``len(s)`` when a turn is missing at the end)."""
         pre, chunks = core.split_at_ctrl(self.ids.start_header, s)
         if pre != [self.ids.bos] or not chunks:
-            return None
+            return None, 0
         st = self.unlayout_system(chunks[0])
         if st is None:
-            return None
+            return None, 1
         turns: list[Any] = [st]
         rest = chunks[1:]
+        at = 2 + len(chunks[0])
         if st.env and self.tools_in_user:
             if not rest:
-                return None
+                return None, len(s)
             ut = self.unlayout_user_tools(rest[0])
             if ut is None:
-                return None
+                return None, at
             turns.append(ut)
+            at += 1 + len(rest[0])
             rest = rest[1:]
         for j, c in enumerate(rest):
             if j == len(rest) - 1 and [self.ids.start_header, *c] == self._prompt_syms:
-                return LConv(tuple(turns), 0)
+                return LConv(tuple(turns), 0), None
             t = self.unlayout_turn(c)
             if t is None:
-                return None
+                return None, at
             turns.append(t)
-        return LConv(tuple(turns), None)
+            at += 1 + len(c)
+        return LConv(tuple(turns), None), None

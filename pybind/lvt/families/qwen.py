@@ -593,18 +593,26 @@ class Qwen:
 
     def unlayout(self, s: Stream) -> QConv | None:
         """``unlayout``: a symbol stream back to a lowered conversation (owners 0)."""
+        return self.unlayout_at(s)[0]
+
+    def unlayout_at(self, s: Stream) -> tuple[QConv, None] | tuple[None, int]:
+        """:meth:`unlayout` in the same pass, saying where it failed: ``(q, None)``, or
+        ``(None, k)`` with ``k`` the index in ``s`` of the ``<|im_start|>`` of the first
+        turn that does not read (0 when ``s`` does not start with one)."""
         pre, chunks = core.split_at_ctrl(self.ids.im_start, s)
         if pre:
-            return None
+            return None, 0
         turns = []
+        at = 0
         for j, c in enumerate(chunks):
             if j == len(chunks) - 1 and [self.ids.im_start, *c] == self._prompt_syms:
-                return QConv(tuple(turns), 0)
+                return QConv(tuple(turns), 0), None
             t = self.unlayout_turn(c)
             if t is None:
-                return None
+                return None, at
             turns.append(t)
-        return QConv(tuple(turns), None)
+            at += 1 + len(c)
+        return QConv(tuple(turns), None), None
 
 
 class _OpenGroup:
