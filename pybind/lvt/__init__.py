@@ -19,9 +19,11 @@ from __future__ import annotations
 from lvt.codec import TokenizerCodec
 from lvt.encoder import ChatEncoder, Encoded
 from lvt.errors import (
+    ArgumentError,
     CodecLawError,
     ConversationError,
     FormatError,
+    InputError,
     LvtError,
     NativeLibraryError,
     ParseError,
@@ -45,6 +47,7 @@ from lvt.openai import from_openai, from_openai_batch
 
 __all__ = [
     "FORMATS",
+    "ArgumentError",
     "Block",
     "BlockKind",
     "ChatEncoder",
@@ -54,6 +57,7 @@ __all__ = [
     "Encoded",
     "FormatError",
     "FormatSpec",
+    "InputError",
     "LvtError",
     "Message",
     "NativeLibraryError",
