@@ -27,6 +27,6 @@ public import Verified.Thm.Ffi
 # Lean Verified Tokenizers
 
 Umbrella module: imports the specification (`Verified/Spec`: UTF-8, JSON, messages, symbol
-streams, span encoding, formats, the Qwen, Llama and Gemma families) and the proofs
-(`Verified/Thm`).
+streams, span encoding, formats, the Qwen, Llama, Gemma and DeepSeek-R1 families) and the
+proofs (`Verified/Thm`).
 -/

