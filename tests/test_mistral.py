@@ -463,3 +463,27 @@ def test_extension_property(encs: Any, version: str) -> None:
                 moved += moves
     assert checked >= 150
     assert moved >= (0 if version == "v13" else 3)
+
+
+def test_non_json_arguments_are_written_verbatim(encs: Any, refs: Any) -> None:
+    """A difference kept on purpose: call arguments that are not JSON are written as given
+    (lvt's front end passes JSON arguments through ``json.dumps``, as mistral-common's
+    normalizer does); mistral-common writes ``json.dumps`` of the string, quoted. JSON
+    arguments, strings of JSON included, are identical."""
+    def msgs(args: Any) -> list[dict[str, Any]]:
+        call = {"id": "abcdefghi", "type": "function",
+                "function": {"name": "f", "arguments": args}}
+        return [{"role": "user", "content": "w"},
+                {"role": "assistant", "content": "", "tool_calls": [call]}]
+
+    enc, ref = encs["v13", False], refs["v13"]
+    for args in ({"a": [1, 2.5]}, '{"a": [1, 2.5]}', '{ "a" : [1,2.5] }', ""):
+        assert enc.encode_openai(msgs(args)).ids.tolist() == ref.render(msgs(args)), args
+    # no arguments at all: lvt writes "{}", as mistral-common does for empty arguments
+    assert enc.encode_openai(msgs(None)).ids.tolist() == ref.render(msgs(""))
+    got = enc.encode_openai(msgs("not json")).ids.tolist()
+    want = ref.render(msgs("not json"))
+    assert got != want
+    dec = enc.tokenizer.decode
+    assert dec(got[got.index(ARGS) + 1:-1]) == "not json"
+    assert dec(want[want.index(ARGS) + 1:-1]) == '"not json"'
