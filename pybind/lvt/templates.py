@@ -70,6 +70,7 @@ FAMILY_SPECIALS: dict[str, tuple[str | None, str | None]] = {
     "llama": ("<|begin_of_text|>", "<|eot_id|>"),
     "deepseek": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),  # noqa: RUF001
     "gemma": ("<bos>", "<end_of_turn>"),
+    "mistral": ("<s>", "</s>"),
     "harmony": ("<|startoftext|>", "<|return|>"),
 }
 
