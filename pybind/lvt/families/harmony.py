@@ -346,12 +346,9 @@ class Harmony:
             if m.role == Role.ASSISTANT:
                 last = k == len(rest) - 1 and not c.add_generation_prompt
                 name = self.lower_assistant(i, m, rest[k + 1:], last, turns)
-                # `last_tool_call.name` is set by a call and reset by a final answer; a sampled
-                # turn's call is not read here, so a result after one is refused
-                if name is not None:
-                    last_name = name
-                elif isinstance(turns[-1], FinalTurn | SampledTurn):
-                    last_name = None
+                # `last_tool_call.name`: set by a call, reset by a final answer (a sampled
+                # turn's call is not read here, so a result right after one is refused)
+                last_name = name
             elif m.role == Role.TOOL:
                 if last_name is None:
                     raise ConversationError(

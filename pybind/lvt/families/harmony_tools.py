@@ -48,11 +48,10 @@ def truthy(j: Any) -> bool:
         return False
     if isinstance(j, bool):
         return j
-    if isinstance(j, JNum):
-        try:
-            return float(j.text) != 0
-        except ValueError:
-            return True
+    if isinstance(j, JNum):  # `numTruthy`: a non-zero digit before any exponent (the text is
+        # Python's, so this is `float(text) != 0`)
+        mant = j.text.split("e")[0].split("E")[0]
+        return any("1" <= c <= "9" for c in mant)
     if isinstance(j, str):
         return j != ""
     if isinstance(j, JArr):
