@@ -11,6 +11,7 @@ public import Verified.Spec.Llama
 public import Verified.Spec.DeepSeek
 public import Verified.Spec.Gemma
 public import Verified.Spec.Mistral
+public import Verified.Spec.Harmony
 public import Verified.Thm.Token
 public import Verified.Thm.Sym
 public import Verified.Thm.Span
