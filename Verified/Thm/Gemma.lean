@@ -13,7 +13,8 @@ public section
 * `prefix_stable`: the render of a conversation is a prefix of the render of every extension
   (ids, mask and owners): the template never rewrites history.
 * `prompt_prefix`: the generation prompt, the sampled tokens, `<end_of_turn>` and the `\n` after
-  it are the render of the conversation with the sampled turn appended.
+  it are the render of the conversation with the sampled turn appended; `prompt_lowers`
+  (`Thm/GemmaPrompt.lean`): after a user message that extension always lowers.
 * `mask_owner`: only assistant messages are learned; `mask_sampled` (`Thm/GemmaMask.lean`):
   when every assistant turn is sampled, the learned tokens are exactly those turns' tokens, each
   followed by `<end_of_turn>`.
