@@ -21,6 +21,7 @@ shows the comparison is not vacuous.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -48,7 +49,7 @@ N_RANDOM = int(os.environ.get("LVT_DIFF_RANDOM", "1"))
 N_FILES = int(os.environ.get("LVT_DIFF_FILES", "4"))
 FULL = os.environ.get("LVT_DIFF_FULL", "") == "1"
 #: Instances whose agent loop is a vector on every run: one per shipped format.
-LOOP_INSTANCES = ("qwen25", "qwen3", "qwen3stable", "llama31")
+LOOP_INSTANCES = ("qwen25", "qwen3", "qwen3stable", "llama31", "dsr1", "dsr1stable")
 #: Instances whose agent loop is also rendered with the real tokenizer's ids.
 REAL_INSTANCES = ("qwen3", "llama31") if FULL else ("qwen3",)
 
@@ -61,7 +62,11 @@ INSTANCES = [
     ("llama31", "llama3.1", "llama3.1", {}),
     ("llama31sys", "llama3.1", "llama3.1", {"tools_in_user_message": False,
                                              "date_string": "01 Dec 2026"}),
+    ("dsr1", "deepseek-r1", "deepseek-r1", {}),
+    ("dsr1stable", "deepseek-r1-stable", "deepseek-r1", {}),
 ]
+#: Instances checked by their own test (``-k deepseek``), not by the main one.
+DEEPSEEK_INSTANCES = ("dsr1", "dsr1stable")
 
 TOOLS = [{"type": "function", "function": {"name": "calc", "description": "Add.",
                                            "parameters": {"type": "object"}}}]
@@ -101,6 +106,11 @@ def refused(fmt: str) -> list[Conversation]:
     if fmt == "qwen2.5":
         out.append(Conversation([_u("q"), _a(Reasoning(Text("r")), Plain(Text("a")))]))
         out.append(Conversation([_u("<tool_response>\nx\n</tool_response>")]))
+    if fmt.startswith("deepseek"):
+        # several system messages are joined as text: a token payload cannot be one of them
+        out.append(Conversation([Message(Role.SYSTEM, (Plain(Tokens([300])),)),
+                                 Message(Role.SYSTEM, (Plain(Text("b")),)), _u("q")]))
+        out.append(Conversation([_u("q"), _a(ToolCall("a\n```json\nb", "{}"))]))
     return out
 
 
@@ -129,8 +139,23 @@ def encoder(label: str) -> lvt.ChatEncoder:
     return _ENCODERS[label]
 
 
+def family(label: str) -> Any:
+    """The family instance of a vector instance. DeepSeek-R1's tokenizer has ~800 special
+    placeholder tokens, all reserved: the vectors keep its 15 control ids and two of the
+    others (2 and 128805: the pad and EOT tokens), so that the wasm Lean's heap holds the parse (the
+    extra ids only add membership tests; the production path with all of them is tested in
+    ``tests/test_deepseek.py``)."""
+    fam = encoder(label).family
+    if label in DEEPSEEK_INSTANCES:
+        from lvt.families.deepseek import DeepSeek
+
+        keep = tuple(t for t in fam.ids.extra if t in (2, 128805))
+        fam = DeepSeek(dataclasses.replace(fam.ids, extra=keep), fam.mode)
+    return fam
+
+
 def make_vector(label: str, inst: str, conv: Conversation, real: bool = False) -> Vector:
-    fam = encoder(inst).family
+    fam = family(inst)
     try:
         q = fam.lower(conv)
     except ConversationError:
@@ -188,7 +213,7 @@ def _opt(h: int | None) -> str:
 
 
 def vector_examples(v: Vector, fname: str, cname: str) -> list[str]:
-    ns = lg.family_ns(encoder(v.inst).family)
+    ns = lg.family_ns(family(v.inst))
     low = f"({ns}.lower {fname} {cname})"
     lay = f"{ns}.layout {fname}"
     fmt = f"({ns}.format {fname})"
@@ -228,7 +253,7 @@ def vectors_module(doc: str, vectors: list[Vector]) -> str:
     for j, v in enumerate(vectors):
         if v.inst not in fnames:
             fnames[v.inst] = f"fmt_{v.inst}"
-            decls.append(f"def {fnames[v.inst]} := {lg.format_term(encoder(v.inst).family)}\n")
+            decls.append(f"def {fnames[v.inst]} := {lg.format_term(family(v.inst))}\n")
         decls.append(f"def conv{j} : Conversation :=\n  {lg.conversation_term(v.conv)}")
         decls += vector_examples(v, fnames[v.inst], f"conv{j}")
         decls.append("")
@@ -254,18 +279,42 @@ def drawn(fmt: str, n: int) -> list[Conversation]:
     return out[:n]
 
 
-def all_vectors() -> list[Vector]:
+def deepseek_loop() -> Conversation:
+    """A DeepSeek-R1 agent loop of 13 messages: systems before and between turns (hoisted
+    after BOS), the first call message (headed, with content) and later ones (headless),
+    two runs of results (only the first opens the outputs block), an answer after results,
+    a run of results followed by a user message; text only, so that its parse is checked too
+    (the other loop has the sampled turn)."""
+    r = (Reasoning(Text("Need a tool.")),)
+    msgs = [Message(Role.SYSTEM, (Plain(Text("Be exact.")),)), _u("Add 1 and 2, then 3."),
+            _a(*r, Plain(Text("Calling.")), ToolCall("calc", '{"a": 1}'),
+               ToolCall("calc", '{"a": 2}')), _t("1"), _t("2"),
+            Message(Role.SYSTEM, (Plain(Text("Late rule.")),)),
+            _a(*r, Plain(Text("dropped")), ToolCall("calc", '{"a": 3}')), _t("6"),
+            _a(*r, Plain(Text("It is 6."))), _u("Again <｜User｜> text"),  # noqa: RUF001
+            _a(ToolCall("calc", "{}")), _t("0"), _a(Plain(Text("Zero.")))]
+    return Conversation(msgs, False, None)
+
+
+def all_vectors(insts: tuple[str, ...] | None = None) -> list[Vector]:
+    """The vectors of the instances ``insts`` (default: all but DeepSeek's)."""
     vs: list[Vector] = []
     for inst, fmt, _, _ in INSTANCES:
-        fam = encoder(inst).family
+        if inst not in (insts if insts is not None else tuple(
+                x[0] for x in INSTANCES if x[0] not in DEEPSEEK_INSTANCES)):
+            continue
+        fam = family(inst)
         body = tuple(t for t in fam.reserved if hasattr(fam.ids, "body_ctrl")
                      and fam.ids.body_ctrl(t))
         sampled = (*body[:1], 320, 321, *body[1:2], 322)
-        reasoning = fmt.startswith("qwen3")
+        reasoning = fmt.startswith(("qwen3", "deepseek"))
         if FULL or inst in LOOP_INSTANCES:
             long_ = agent_loop(reasoning, not fmt.startswith("llama"), sampled)
             vs.append(make_vector(f"{inst}: agent loop", inst, long_,
                                   real=inst in REAL_INSTANCES))
+        if fmt.startswith("deepseek"):
+            vs.append(make_vector(f"{inst}: agent loop (template flags)", inst,
+                                  deepseek_loop()))
         for k, c in enumerate(drawn(fmt, N_RANDOM)):
             vs.append(make_vector(f"{inst}: drawn {k}", inst, c))
         vs.append(make_vector(f"{inst}: tools", inst, Conversation(
@@ -283,7 +332,8 @@ def test_vectors_cover_the_model() -> None:
     assert all(v.layout is not None for v in vs if "agent loop" in v.label)
     longs = [v for v in vs if "agent loop" in v.label]
     # every shipped format has a long loop (plain, reasoning, calls, results, sampled tokens)
-    assert {encoder(v.inst).format_name for v in longs} == {x[1] for x in INSTANCES}
+    assert {encoder(v.inst).format_name for v in longs} == {
+        x[1] for x in INSTANCES if x[0] not in DEEPSEEK_INSTANCES}
     assert all(len(v.conv.messages) >= 10 for v in longs)
     assert sum(v.real is not None for v in vs) == len(REAL_INSTANCES)
     # the corrupted parse inputs are rejected or parse differently somewhere
@@ -302,7 +352,7 @@ def corrupted_modules(vectors: list[Vector]) -> list[tuple[str, str]]:
              and parse_in_kernel(x))
     assert v.cells is not None and v.parse is not None
     fname = f"fmt_{v.inst}"
-    decls = [f"def {fname} := {lg.format_term(encoder(v.inst).family)}\n",
+    decls = [f"def {fname} := {lg.format_term(family(v.inst))}\n",
              f"def conv0 : Conversation :=\n  {lg.conversation_term(v.conv)}"]
     bad = Vector(v.label, v.inst, v.conv, v.layout + 1, v.cells + 1, v.parse + 1, v.bad_at, v.bad)
     ex = vector_examples(bad, fname, "conv0")
@@ -327,8 +377,23 @@ def parse_in_kernel(v: Vector) -> bool:
 
 @pytest.mark.lean
 def test_production_path_agrees_with_lean_kernel() -> None:
-    vectors = all_vectors()
-    parts = partition(vectors, N_FILES)
+    check_vectors(all_vectors(), N_FILES)
+
+
+@pytest.mark.lean
+def test_deepseek_agrees_with_lean_kernel() -> None:
+    """The DeepSeek-R1 instances (exact and stable), with their own corrupted vectors."""
+    vs = all_vectors(DEEPSEEK_INSTANCES)
+    assert all(len(v.conv.messages) >= 8 and v.layout is not None
+               for v in vs if "agent loop" in v.label)
+    assert sum("agent loop" in v.label for v in vs) == 4
+    assert sum(v.layout is None for v in vs) >= 6
+    check_vectors(vs, 2)
+
+
+def check_vectors(vectors: list[Vector], n_files: int) -> None:
+    """Write ``vectors`` as ``n_files`` modules plus the corrupted ones; check them."""
+    parts = partition(vectors, n_files)
     root = lg.stage_library("lvt-differential-")
     try:
         targets = []
