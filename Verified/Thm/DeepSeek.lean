@@ -4,6 +4,7 @@ public import Verified.Spec.DeepSeek
 public import Verified.Thm.DeepSeekLayout
 public import Verified.Thm.DeepSeekLower
 public import Verified.Thm.DeepSeekSound
+public import Verified.Thm.DeepSeekMask
 
 public section
 
@@ -19,6 +20,8 @@ public section
 * `prompt_prefix` (`Thm/DeepSeekLower.lean`): the generation prompt (`<｜Assistant｜>`, or a
   run of tool results' `<｜tool▁outputs▁end｜>`), the sampled tokens and the end of turn are the
   training render — ids, mask and owners — in both modes and after any message.
+* `mask_owner` (`Thm/DeepSeekMask.lean`): only assistant messages are learned — every token
+  with loss bit 1 belongs to an assistant message of the conversation.
 * Where prefix stability fails, in both modes, stated on symbols by `decide`:
   `not_prefix_after_results` (a run of tool results followed by a user message loses its
   `<｜tool▁outputs▁end｜>`) and `not_prefix_system` (a later system message is hoisted right
@@ -30,7 +33,7 @@ public section
 
 Not yet proven here: `unlayout_layout` (the round trip), hence `Format.Lawful` and the generic
 `parse_render`/`render_injective`; the general prefix theorem with its exceptions; and
-`mask_owner`/`mask_sampled`. Python checks each of them on random conversations with the real
+`mask_sampled`. Python checks each of them on random conversations with the real
 tokenizer (`tests/test_deepseek.py`) and the kernel checks the differential vectors
 (`tests/lean/test_differential.py -k deepseek`).
 -/
