@@ -21,6 +21,7 @@ public import Verified.Thm.Llama
 public import Verified.Thm.DeepSeek
 public import Verified.Thm.Gemma
 public import Verified.Thm.Mistral
+public import Verified.Thm.Harmony
 public import Verified.Thm.GemmaMask
 public import Verified.Thm.GemmaPrompt
 public import Verified.Thm.Ffi

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 import lvt
-from lvt import zoo
+import lvt.families
+from lvt import core, zoo
 from lvt.errors import ConversationError, FormatError
 from lvt.families import harmony
 from lvt.families.harmony import AnalysisTurn
@@ -555,3 +556,30 @@ def test_formats_registry(tok: Any) -> None:
     assert isinstance(fam, harmony.Harmony) and fam.mode == "exact"
     assert enc_for(tok).backend == "reference"
     assert enc_for(tok, "gpt-oss-stable").family.mode == "stable"
+
+
+def test_lean_examples_hold_in_python(tok: Any) -> None:
+    """The kernel-checked examples of ``Verified/Thm/Harmony.lean`` hold for the Python
+    transliteration too (``exact_drops_history_analysis``, ``stable_keeps_history_analysis``,
+    ``unlayout_layout_example``)."""
+    from lvt.families.harmony import CallTurn, DevTurn, FinalTurn, ResultTurn, UserTurn
+
+    def msg(role: Role, *bs: Any) -> Message:
+        return Message(role, list(bs))
+
+    two = Conversation([msg(Role.USER, Plain(Text("a"))),
+                        msg(Role.ASSISTANT, Reasoning(Text("r")), Plain(Text("b"))),
+                        msg(Role.USER, Plain(Text("c"))),
+                        msg(Role.ASSISTANT, Reasoning(Text("s")), Plain(Text("d")))], False, None)
+    tail = [UserTurn("c", 2), AnalysisTurn("s", 3), FinalTurn("d", True, 3)]
+    assert list(enc_for(tok).family.lower(two).turns) == [
+        UserTurn("a", 0), FinalTurn("b", False, 1), *tail]
+    assert list(enc_for(tok, "gpt-oss-stable").family.lower(two).turns) == [
+        UserTurn("a", 0), AnalysisTurn("r", 1), FinalTurn("b", False, 1), *tail]
+    fam = enc_for(tok).family
+    q = harmony.HConv(harmony.system_text(harmony.DEFAULT_IDENTITY, DATE, "medium", True), (
+        DevTurn("", "# Instructions\n\nBe brief.\n\n# Tools\n\nx", "", 0), UserTurn("Hi", 1),
+        CallTurn("f", "{}", 2), ResultTurn("f", '"ok"', 3), AnalysisTurn("r", 4),
+        FinalTurn("done", True, 4)), None)
+    back = fam.unlayout(core.syms(fam.layout(q)))
+    assert back == lvt.families.erase(q)
