@@ -38,6 +38,9 @@ FORMATS = {
     "gemma3": ("gemma3", "gemma3"),
     "gpt-oss": ("gpt-oss", "gpt-oss"),
     "gpt-oss-stable": ("gpt-oss", "gpt-oss"),
+    # no zoo entry: the tekken file of the parity suite (parity.templates.family_tokenizer)
+    "mistral": ("mistral", None),
+    "mistral-stable": ("mistral", None),
 }
 
 #: stable format -> its exact format (the stable one differs only by keeping history)
@@ -54,8 +57,14 @@ def encoder(fmt: str, kwargs: dict[str, Any]) -> lvt.ChatEncoder:
 
     key = (fmt, tuple(sorted(kwargs.items())))
     if key not in _ENCODERS:
-        _ENCODERS[key] = lvt.ChatEncoder.from_tokenizer(
-            zoo.load_tokenizer(FORMATS[fmt][1]), fmt, **kwargs)
+        family, name = FORMATS[fmt]
+        if name is None:
+            from parity.templates import family_tokenizer
+
+            tok = family_tokenizer(family)
+        else:
+            tok = zoo.load_tokenizer(name)
+        _ENCODERS[key] = lvt.ChatEncoder.from_tokenizer(tok, fmt, **kwargs)
     return _ENCODERS[key]
 
 
@@ -74,6 +83,9 @@ def _lvt_ids(fmt: str, case: Any) -> list[int]:
 
 @pytest.mark.parametrize(("fmt", "case"), _cases("benign"))
 def test_benign_ids_equal_the_template(renderers: Any, fmt: str, case: Any) -> None:
+    if FORMATS[fmt][0] == "mistral":
+        _mistral_benign(renderers("mistral"), fmt, case)
+        return
     want = renderers(FORMATS[fmt][0]).render(case)
     got = _lvt_ids(fmt, case)
     if got == want:
@@ -115,6 +127,38 @@ def test_benign_ids_equal_the_template(renderers: Any, fmt: str, case: Any) -> N
     assert any(isinstance(t, AssistantTurn) and t.think is None for t in q.turns)
 
 
+def _mistral_benign(r: Any, fmt: str, case: Any) -> None:
+    """Mistral: the reference renderer is mistral-common (``tests/test_mistral.py`` compares
+    with it token for token); the Small 3.1 template agrees with it when the conversation starts
+    with a system message and no assistant text ends in a space, and lvt's ids equal the
+    template's there. The other differences are the template's, each asserted: its default
+    [SYSTEM_PROMPT] (lvt equals the template once that text is a system message), assistant
+    text not ``rstrip(" ")``-ed, and role sequences mistral-common merges or refuses (lvt
+    refuses them with a typed error)."""
+    import dataclasses
+    import itertools
+
+    from lvt.errors import ConversationError
+
+    try:
+        got = _lvt_ids(fmt, case)
+    except ConversationError as e:
+        roles = [m["role"] for m in case.messages]
+        assert any(a == b for a, b in itertools.pairwise(roles)) or "Unexpected role" in str(e)
+        return
+    msgs = [{**m, "content": m["content"].rstrip(" ")} if m["role"] == "assistant"
+            and isinstance(m.get("content"), str) else m for m in case.messages]
+    if msgs[0]["role"] != "system":
+        text = r.render_text(case)
+        sys_text = text[text.index("[SYSTEM_PROMPT]") + 15:text.index("[/SYSTEM_PROMPT]")]
+        msgs = [{"role": "system", "content": sys_text}, *msgs]
+        with_sys = dataclasses.replace(case, messages=msgs)
+        assert _lvt_ids(fmt, with_sys) == r.render(with_sys)
+        assert got != r.render(case)
+        return
+    assert got == r.render(dataclasses.replace(case, messages=msgs))
+
+
 def _empty_thinking(case: Any) -> bool:
     return any(m.get("thinking") == "" for m in case.messages)
 
@@ -136,8 +180,10 @@ def test_adversarial_text_stays_text(renderers: Any, fmt: str, case: Any) -> Non
     # no control token from text: reserved ids only where the layout placed them
     assert [t for t in ids if t in enc.reserved] == [i.value for i in items if i.kind == 0]
     assert all(s == 0 for t, s in zip(ids, src, strict=True) if t in enc.reserved)
-    if fmt in STABLE:
-        return  # its difference from the template is history rewriting (see the benign test)
+    if fmt in STABLE or FORMATS[fmt][0] == "mistral":
+        # history rewriting (see the benign test); Mistral: the template's default system
+        # prompt and rstrip differences (see _mistral_benign) make the text comparison moot
+        return
     r = renderers(FORMATS[fmt][0])
     want = r.render(case)
     if ids == want:
