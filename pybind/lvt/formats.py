@@ -23,9 +23,18 @@ after tool results not followed by an answer (their outputs-end token is written
 one or at the end), and for a later call message right after a user message (written without
 a header, its leading newline joins the user text's span).
 
+``gpt-oss`` reproduces ``openai/gpt-oss-120b``'s template (Harmony: analysis dropped from
+history, ``<|return|>`` on the last message of a training render); ``gpt-oss-stable`` writes
+every reasoning block as an analysis message. Both are prefix stable except that an appended
+message turns the last answer's ``<|return|>`` into ``<|end|>`` (tested on the corpus; the
+Lean side has ``wf`` and kernel-checked examples, not yet ``Format.Lawful``).
+
 Options (keyword arguments of :func:`load_format` and
 :meth:`lvt.encoder.ChatEncoder.from_tokenizer`): ``enable_thinking`` (``qwen3``,
-``qwen3-stable``), ``date_string`` and ``tools_in_user_message`` (``llama3.1``).
+``qwen3-stable``), ``date_string`` and ``tools_in_user_message`` (``llama3.1``),
+``current_date`` (``YYYY-MM-DD``; ``""``: today, as the template's ``strftime_now``),
+``reasoning_effort`` (``low``, ``medium``, ``high``) and ``model_identity`` (``gpt-oss``,
+``gpt-oss-stable``).
 """
 
 from __future__ import annotations
@@ -291,12 +300,14 @@ _register(FormatSpec(
     "gpt-oss", "harmony", "gpt-oss (Harmony), exactly the template (analysis dropped from "
     "history, <|return|> on the last training message)", "openai-gpt-oss-120b",
     "prefix, except that an appended message turns the last answer's <|return|> into <|end|> "
-    "and drops the analysis the template keeps only at the end", _HARMONY_OPTIONS,
+    "and drops the analysis the template keeps only at the end (tested, not proven)",
+    _HARMONY_OPTIONS,
     lambda tok, o: _harmony(tok, "gpt-oss", "exact", o), aliases=("harmony",)))
 _register(FormatSpec(
     "gpt-oss-stable", "harmony", "gpt-oss (Harmony) with every reasoning block kept as an "
     "analysis message", "openai-gpt-oss-120b",
-    "prefix, except that an appended message turns the last answer's <|return|> into <|end|>",
+    "prefix, except that an appended message turns the last answer's <|return|> into <|end|> "
+    "(tested, not proven)",
     _HARMONY_OPTIONS, lambda tok, o: _harmony(tok, "gpt-oss-stable", "stable", o)))
 
 
