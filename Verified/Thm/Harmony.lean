@@ -1,6 +1,7 @@
 module
 
 public import Verified.Spec.Harmony
+public import Verified.Thm.Sym
 
 public section
 
@@ -17,7 +18,11 @@ public section
   symbols, with its six turns and no prompt (stated on symbols: the derived equality of
   `HConv` is not exposed to the kernel across modules).
 
-`Format.Lawful` (the round trip for every lowered conversation) is not proven yet.
+* `syms_erase`: erasing owners keeps a layout's symbols
+  (the `syms_erase` field of `Format.Lawful`).
+
+The other fields of `Format.Lawful` (`unlayout_layout`, `layout_unlayout`, `ctrl_reserved`)
+are not proven yet.
 -/
 
 namespace Verified.Harmony
@@ -73,6 +78,31 @@ theorem unlayout_layout_example_shape :
     (unlayout fExact (syms (layout fExact example1))).map (fun q => (q.turns.length, q.prompt)) =
       some (6, none) := by
   set_option maxRecDepth 100000 in decide
+
+theorem syms_flatMap {α : Type} (l : List α) (g : α → List Item) :
+    syms (l.flatMap g) = l.flatMap fun x => syms (g x) := by
+  induction l with
+  | nil => rfl
+  | cons x l ih => rw [List.flatMap_cons, syms_append, ih, List.flatMap_cons]
+
+theorem syms_turnItems_erase (f : HarmonyFmt) (t : HTurn) :
+    syms (turnItems f t.erase) = syms (turnItems f t) := by
+  cases t with
+  | dev pre p post o => cases p <;> rfl
+  | user p o => cases p <;> rfl
+  | analysis p o => cases p <;> rfl
+  | final p r o => cases p <;> rfl
+  | call n a o => rfl
+  | result n q o => rfl
+  | sampled ts o => rfl
+
+/-- Erasing owners does not change the symbols of a layout. -/
+theorem syms_erase (f : HarmonyFmt) (l : HConv) :
+    syms ((format f).layout ((format f).erase l)) = syms ((format f).layout l) := by
+  obtain ⟨sys, turns, p⟩ := l
+  cases p <;>
+    simp only [format, HConv.erase, layout, syms_append, syms_flatMap, List.flatMap_map,
+      syms_turnItems_erase, Option.map] <;> rfl
 
 end Verified.Harmony
 
