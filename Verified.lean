@@ -22,6 +22,7 @@ public import Verified.Thm.DeepSeek
 public import Verified.Thm.Gemma
 public import Verified.Thm.Mistral
 public import Verified.Thm.Harmony
+public import Verified.Thm.HarmonyCtrl
 public import Verified.Thm.GemmaMask
 public import Verified.Thm.GemmaPrompt
 public import Verified.Thm.Ffi

@@ -21,8 +21,8 @@ public section
 * `syms_erase`: erasing owners keeps a layout's symbols
   (the `syms_erase` field of `Format.Lawful`).
 
-The other fields of `Format.Lawful` (`unlayout_layout`, `layout_unlayout`, `ctrl_reserved`)
-are not proven yet.
+`ctrl_reserved` is in `Thm/HarmonyCtrl.lean`; the other fields of `Format.Lawful`
+(`unlayout_layout`, `layout_unlayout`) are not proven yet.
 -/
 
 namespace Verified.Harmony
