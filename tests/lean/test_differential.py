@@ -15,8 +15,9 @@ tool-call, tool-result and sampled blocks — a generated Lean module states, as
 * for one long conversation per family, the render and parse with the real tokenizer's ids
   (a table codec holding exactly the spans the render needs).
 
-A separate module states three corrupted vectors; the checker must reject exactly those, which
-shows the comparison is not vacuous.
+Separate modules state corrupted vectors (Python's render changed by default; its layout and
+parse too with ``LVT_DIFF_FULL=1``): the checker must reject exactly those, which shows the
+comparison is not vacuous.
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ from strategies import conversations
 N_RANDOM = int(os.environ.get("LVT_DIFF_RANDOM", "1"))
 N_FILES = int(os.environ.get("LVT_DIFF_FILES", "4"))
 FULL = os.environ.get("LVT_DIFF_FULL", "") == "1"
+#: Corrupted modules per differential test (each is one more wasm Lean process, and a false
+#: `decide` on a large term can run the wasm Lean to its heap limit): by default the render
+#: corruption only, which shows the harness can fail; all three (layout, render, parse) with
+#: LVT_DIFF_FULL=1 or LVT_DIFF_CORRUPT=3.
+N_CORRUPT = 3 if FULL else max(1, min(3, int(os.environ.get("LVT_DIFF_CORRUPT", "1"))))
 #: Instances whose agent loop is a vector on every run: one per shipped format.
 LOOP_INSTANCES = ("qwen25", "qwen3", "qwen3stable", "llama31", "dsr1", "dsr1stable")
 #: Instances whose agent loop is also rendered with the real tokenizer's ids.
@@ -357,8 +363,9 @@ def corrupted_modules(vectors: list[Vector]) -> list[tuple[str, str]]:
     bad = Vector(v.label, v.inst, v.conv, v.layout + 1, v.cells + 1, v.parse + 1, v.bad_at, v.bad)
     ex = vector_examples(bad, fname, "conv0")
     labels = ["corrupt layout", "corrupt render", "corrupt parse"]
-    return [(lg.module_text(label, [*decls, f"-- {label}", e]), label)
-            for label, e in zip(labels, ex[1:4], strict=True)]
+    out = [(lg.module_text(label, [*decls, f"-- {label}", e]), label)
+           for label, e in zip(labels, ex[1:4], strict=True)]
+    return out if N_CORRUPT == 3 else [out[1], out[0], out[2]][:N_CORRUPT]
 
 
 def partition(vectors: list[Vector], n: int) -> list[list[Vector]]:
@@ -412,7 +419,7 @@ def check_vectors(vectors: list[Vector], n_files: int) -> None:
             targets.append(bad)
             bads.append((f"Verified.LvtVectors.Corrupt{k + 1}", text, label))
         print(f"differential: {len(vectors)} vectors, {n_examples} Lean examples in "
-              f"{len(parts)} files, + 3 corrupted")
+              f"{len(parts)} files, + {len(bads)} corrupted")
         run = lg.run_checker(root, targets, jobs=len(targets))
         print(run.output)
         print(f"lean_check wall time: {run.seconds:.0f} s")

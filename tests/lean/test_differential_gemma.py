@@ -7,9 +7,9 @@ Vectors: two long conversations (a 12-message loop with a system prompt, spelled
 tokens, HTML tags, a token payload and a sampled turn; a 9-message text-only chat whose parse is
 checked too), derandomized draws of ``test_gemma.gemma_conversations``, the refusals (tools,
 non-alternating roles, a late system or tool message, a system message alone), and a token
-payload. Three corrupted copies of one drawn vector must be rejected. With ``LVT_DIFF_FULL=1``
-the agent loop is also rendered and parsed with the real tokenizer's ids (a table codec): about
-10 minutes more of kernel evaluation here, so not on every run.
+payload. Corrupted copies of one drawn vector (``td.N_CORRUPT``) must be rejected. With
+``LVT_DIFF_FULL=1`` the agent loop is also rendered and parsed with the real tokenizer's ids
+(a table codec): about 10 minutes more of kernel evaluation here, so not on every run.
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def check_vectors(vectors: list[td.Vector], n_files: int) -> None:
             name = f"Verified.LvtVectors.Part{i + 1}"
             assert run.status.get(name) == "ok", (
                 f"{name}: Lean disagrees with lvt\n{run.messages_for(name)}")
-        assert len(bads) == 3
+        assert len(bads) == td.N_CORRUPT
         for name, text, label in bads:
             assert run.status.get(name) == "FAILED", (label, run.output)
             msgs = run.messages_for(name)

@@ -9,8 +9,8 @@ calls, results, answers after them, spelled control tokens, a token payload, a s
 the generation prompt); a 9-message v13 text-only loop with tools whose parse is checked too;
 the same 8-message chat with tools for v7 exact and v7 stable; the refusals (v7 tool calls and
 results, consecutive users, a result with no call, a first assistant message, a last system
-message, a developer message, an empty assistant message, a bad tool name). Three corrupted
-copies of one vector must be rejected.
+message, a developer message, an empty assistant message, a bad tool name). Corrupted copies
+of one vector (``td.N_CORRUPT``) must be rejected.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def test_mistral_agrees_with_lean_kernel() -> None:
             name = f"Verified.LvtVectors.Part{i + 1}"
             assert run.status.get(name) == "ok", (
                 f"{name}: Lean disagrees with lvt\n{run.messages_for(name)}")
-        assert len(bads) == 3
+        assert len(bads) == td.N_CORRUPT
         for name, label in bads:
             assert run.status.get(name) == "FAILED", (label, run.output)
             # rejected at its example, or (a false `decide` on a large term) by the wasm Lean
