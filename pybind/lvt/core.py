@@ -338,32 +338,44 @@ def decode_syms_at(
 ) -> tuple[Stream, None] | tuple[None, int]:
     """:func:`decode_syms` in one pass that also says where it failed: ``(stream, None)``,
     or ``(None, start)`` with the index of the first token of the first run that is not the
-    exact encoding of its text."""
+    exact encoding of its text.
+
+    The runs are split and decoded in one pass (up to the first that does not decode to
+    non-empty UTF-8), then re-encoded in one batch (one tokenizer call, not one per run);
+    the first run whose re-encoding differs, or else the first that did not decode, is the
+    failure.
+    """
     out: Stream = []
+    runs: list[tuple[int, int, str]] = []  # (start, end, text) of each non-empty run
+    bad: int | None = None  # start of the first run that does not decode
     start = 0
     n = len(ids)
 
-    def run(a: int, b: int) -> bool:
-        if a == b:
-            return True
-        u = tuple(ids[a:b])
+    def decode(a: int, b: int) -> str | None:
         try:
-            s = codec.decode_bytes(u).decode("utf-8")
+            s = codec.decode_bytes(tuple(ids[a:b])).decode("utf-8")
         except (UnicodeDecodeError, ValueError):
-            return False
+            return None
         # ``encodeRun``: empty text encodes to nothing, so a run never decodes to ""
-        if not s or codec.encode_tuples([s])[0] != u:
-            return False
-        out.append(s)
-        return True
+        return s or None
 
-    for j in range(n):
-        t = ids[j]
-        if t in reserved:
-            if not run(start, j):
-                return None, start
-            out.append(int(t))
-            start = j + 1
-    if not run(start, n):
-        return None, start
+    for j in range(n + 1):
+        if j < n and ids[j] not in reserved:
+            continue
+        if j > start:
+            s = decode(start, j)
+            if s is None:
+                bad = start
+                break
+            runs.append((start, j, s))
+            out.append(s)
+        if j < n:
+            out.append(int(ids[j]))
+        start = j + 1
+    encoded = codec.encode_tuples([s for _, _, s in runs])
+    for (a, b, _), e in zip(runs, encoded, strict=True):
+        if e != tuple(ids[a:b]):
+            return None, a
+    if bad is not None:
+        return None, bad
     return out, None
