@@ -23,6 +23,7 @@ from lvt import core, zoo
 from lvt.errors import ConversationError, FormatError
 from lvt.families import harmony
 from lvt.families.harmony import AnalysisTurn
+from lvt.jsonfmt import compact
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens
 from parity.corpus import Case, conversations
 
@@ -329,6 +330,91 @@ def test_parse_round_trips_tool_free_renders(tok: Any) -> None:
         assert e.encode(e.parse(ids)).ids.tolist() == ids, case.name
         n += 1
     assert n >= 60
+
+
+def _norm_type(spec: Any) -> Any:
+    """What the TypeScript layout keeps of a parameter's type (``integer`` is ``number``)."""
+    t = spec.get("type")
+    return "number" if t == "integer" else t
+
+
+def test_parse_round_trips_tool_renders(tok: Any) -> None:
+    """Every corpus conversation with tools: the parse renders back to the same ids, and reads
+    back the tools' names, descriptions, parameter names, required sets and (up to
+    ``integer`` = ``number``) parameter types, the instructions and the messages."""
+    n = 0
+    for case in conversations("gpt-oss"):
+        if not case.tools:
+            continue
+        e = enc_for(tok, **case.template_kwargs)
+        ids = lvt_ids(tok, case)
+        conv = e.parse(ids)
+        assert e.encode(conv).ids.tolist() == ids, case.name
+        assert conv.tools is not None and len(conv.tools) == len(case.tools), case.name
+        for got, want in zip(conv.tools, case.tools, strict=True):
+            g, w = json.loads(compact(got))["function"], want["function"]
+            assert (g["name"], g["description"]) == (w["name"], w["description"]), case.name
+            gp, wp = g["parameters"], w.get("parameters") or {}
+            assert list(gp["properties"]) == list(wp.get("properties", {})), case.name
+            assert set(gp.get("required", [])) == set(wp.get("required", [])), case.name
+            for k, spec in wp.get("properties", {}).items():
+                assert _norm_type(gp["properties"][k]) == _norm_type(spec), (case.name, k)
+        orig = lvt.from_openai(case.messages, case.tools, case.add_generation_prompt)
+        assert conv.messages == tuple(lvt.families.unlower(e.family, e.family.lower(
+            orig)).messages), case.name
+        n += 1
+    assert n >= 30
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_parse_reads_every_schema_branch_back(tok: Any, name: str) -> None:
+    """A tool with each schema of the layout tests (verbatim type text where the layout
+    forgets the schema), beside a plain one, with and without instructions: the parse renders
+    back to the same ids."""
+    tool = {"type": "function", "function": {
+        "name": "t", "description": "D", "parameters": {
+            "type": "object", "properties": {"p": SCHEMAS[name], "q": {"type": "string"}},
+            "required": ["q"]}}}
+    e = enc_for(tok)
+    for first in ([], [{"role": "system", "content": "Be brief."}]):
+        ids = lvt_ids(tok, _case([*first, {"role": "user", "content": "Hi"}], [tool, WEATHER],
+                                 True))
+        conv = e.parse(ids)
+        assert e.encode(conv).ids.tolist() == ids
+        assert [json.loads(compact(t))["function"]["name"] for t in conv.tools] == [
+            "t", "get_weather"]
+
+
+@pytest.mark.parametrize("text", [
+    "x\n\n# Tools\n\nnot a tool",  # the tools header in the instructions
+    "a\n\n# Tools\n\n## functions\n\nnamespace functions {\n\n} // namespace functions",
+    "",
+])
+def test_parse_splits_instructions_from_tools(tok: Any, text: str) -> None:
+    """Instructions that hold the tools header (or a whole empty namespace) and a tool whose
+    description holds ``\\ntype X = () => any;``: the parse renders back to the same ids."""
+    odd = {"type": "function", "function": {
+        "name": "o", "description": "d\ntype X = () => any;\n\n// e", "parameters": {
+            "type": "object", "properties": {"a: b": {"type": "string"}}}}}
+    e = enc_for(tok)
+    for tools in ([WEATHER], [odd, WEATHER], [odd]):
+        msgs = [{"role": "developer", "content": text}, {"role": "user", "content": "Hi"}]
+        ids = lvt_ids(tok, _case(msgs, tools, True))
+        conv = e.parse(ids)
+        assert e.encode(conv).ids.tolist() == ids
+        assert conv.tools is not None
+        if text:
+            assert conv.messages[0].blocks == (Plain(Text(text)),)
+
+
+def test_read_namespace_refuses_what_no_tools_write() -> None:
+    from lvt.families.harmony_tools import read_namespace
+
+    head = "## functions\n\nnamespace functions {\n\n"
+    assert read_namespace("") is None
+    assert read_namespace(head + "} // namespace functions") is None  # no tool
+    assert read_namespace(head + "type f = () => any;\n\n} // namespace functions") is None
+    assert read_namespace(head + "// d\ntype f = (x) => any;\n\n} // namespace functions") is None
 
 
 def test_parse_refuses_what_no_conversation_renders(tok: Any) -> None:

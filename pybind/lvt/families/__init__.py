@@ -145,7 +145,7 @@ def _mistral_turn(t: Any) -> list[Message]:
         return [Message(Role.USER, _plain(t.p))]
     if isinstance(t, mistral.AssistantTurn):
         return [Message(Role.ASSISTANT, (*_plain(t.p),
-                                         *(ToolCall(k.name, k.args) for k in t.calls)))]
+                                         *(ToolCall(k.name, k.args, k.id) for k in t.calls)))]
     if isinstance(t, mistral.ResultTurn):
         return [Message(Role.TOOL, _plain(t.p))]
     if isinstance(t, mistral.SampledTurn):
@@ -153,10 +153,10 @@ def _mistral_turn(t: Any) -> list[Message]:
     raise TypeError(t)
 
 
-def _harmony_msgs(turns: Sequence[Any]) -> list[Message]:
+def _harmony_msgs(turns: Sequence[Any], with_tools: bool = False) -> list[Message]:
     """Harmony turns as messages: an analysis turn joins the assistant message after it as
-    its reasoning; the developer text splits back into the system message (the tools' JSON
-    cannot be read back from their TypeScript)."""
+    its reasoning; the developer text splits back into the system message and the tools
+    (:func:`lvt.families.harmony.read_developer`; ``with_tools``: the render has tools)."""
     msgs: list[Message] = []
     think: list[Block] = []
     for t in turns:
@@ -166,13 +166,7 @@ def _harmony_msgs(turns: Sequence[Any]) -> list[Message]:
             think = [Reasoning(_pay(t.p))]
             continue
         if isinstance(t, harmony.DevTurn):
-            x = t.p
-            if isinstance(x, str) and t.pre == "":
-                x = x.removeprefix(harmony.INSTRUCTIONS) if x.startswith(
-                    harmony.INSTRUCTIONS) else None
-                if x is not None:
-                    k = x.find("\n\n" + harmony.TOOLS_HEAD)
-                    x = x[:k] if k >= 0 else x.removesuffix("\n\n")
+            x = harmony.read_developer(t, with_tools)[0]
             if x is not None:
                 msgs.append(Message(Role.SYSTEM, _plain(x)))
         elif isinstance(t, harmony.UserTurn):
@@ -240,7 +234,12 @@ def unlower(family: Any, q: Any) -> Conversation:
             msgs += _deepseek_turn(t)
         return Conversation(msgs, q.prompt is not None, None)
     if isinstance(family, harmony.Harmony):
-        return Conversation(_harmony_msgs(q.turns), q.prompt is not None, None)
+        # the system message's `functions` line says whether the render has tools
+        with_tools = q.system.endswith(harmony.TOOLS_LINE)
+        dev = next((t for t in q.turns if isinstance(t, harmony.DevTurn)), None)
+        if with_tools and dev is not None:
+            tools = harmony.read_developer(dev, True)[1]
+        return Conversation(_harmony_msgs(q.turns, with_tools), q.prompt is not None, tools)
     if isinstance(family, mistral.Mistral):
         ut = next((t for t in q.turns if isinstance(t, mistral.UserTurn) and t.tools), None)
         for t in q.turns:

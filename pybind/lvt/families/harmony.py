@@ -43,14 +43,14 @@ from typing import Any
 from lvt import core
 from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError, FormatError
-from lvt.families.harmony_tools import tool_namespace
+from lvt.families.harmony_tools import read_namespace, tool_namespace
 from lvt.families.qwen import _lower_payload, content_of
 from lvt.jsonfmt import quote
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, ToolCall
 
 __all__ = [
     "AnalysisTurn", "CallTurn", "DevTurn", "FinalTurn", "HConv", "Harmony", "HarmonyIds",
-    "ResultTurn", "SampledTurn", "UserTurn", "system_text",
+    "ResultTurn", "SampledTurn", "UserTurn", "read_developer", "system_text",
 ]
 
 #: ``model_identity`` when the template is given none.
@@ -439,3 +439,40 @@ class Harmony:
                 return None
             turns.append(t)
         return HConv(b[0], tuple(turns), None)
+
+
+def read_developer(t: DevTurn, with_tools: bool) -> tuple[Any, list[Any] | None]:
+    """The first system/developer message's payload (``None``: there was none) and the tools
+    (``None``: none) a developer turn was lowered from, read back from its text; ``with_tools``:
+    the system message has the ``functions`` line (the render has tools). With tools, the
+    instructions end before the first ``\n\n# Tools\n\n`` after which the text reads as a
+    tool namespace (:func:`~lvt.families.harmony_tools.read_namespace`, a right inverse of the
+    TypeScript layout). Python only, as :func:`lvt.families.unlower` (the Lean parse returns
+    the lowered form, the developer text whole). A text no conversation lowers to gives
+    ``(None, None)``; the caller's re-render check then refuses it."""
+    sep = "\n\n" + TOOLS_HEAD
+    if t.pre == INSTRUCTIONS and isinstance(t.p, tuple):  # a token payload: tools in `post`
+        if not with_tools:
+            return (t.p, None) if t.post == "\n\n" else (None, None)
+        tools = read_namespace(t.post[len(sep):]) if t.post.startswith(sep) else None
+        return (t.p, tools) if tools is not None else (None, None)
+    x = t.p
+    if t.pre or t.post or not isinstance(x, str):
+        return None, None
+    if not with_tools:
+        ok = x.startswith(INSTRUCTIONS) and x.endswith("\n\n") and len(x) > len(INSTRUCTIONS) + 2
+        return (x[len(INSTRUCTIONS):-2], None) if ok else (None, None)
+    if x.startswith(TOOLS_HEAD):
+        tools = read_namespace(x[len(TOOLS_HEAD):])
+        if tools is not None:
+            return None, tools
+    if not x.startswith(INSTRUCTIONS):
+        return None, None
+    x = x[len(INSTRUCTIONS):]
+    k = x.find(sep, 1)
+    while k > 0:
+        tools = read_namespace(x[k + len(sep):])
+        if tools is not None:
+            return x[:k], tools
+        k = x.find(sep, k + 1)
+    return None, None

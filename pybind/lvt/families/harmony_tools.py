@@ -1,4 +1,5 @@
-"""The gpt-oss template's TypeScript tool layout (``Verified/Spec/Harmony.lean``, ``toolsText``).
+"""The gpt-oss template's TypeScript tool layout (``Verified/Spec/HarmonyTools.lean``,
+``toolsText``), and a reader of it (:func:`read_namespace`, Python only).
 
 The official gpt-oss chat template (``openai/gpt-oss-120b``) writes function tools in the
 developer message as a TypeScript namespace with its macros ``render_tool_namespace`` and
@@ -13,16 +14,21 @@ so a ``oneOf`` is always written variant by variant.
 What the template cannot write (it raises: ``"// " + description`` on a non-string, a tool
 without ``function``, an enum default that is not a string) is refused with
 :class:`~lvt.errors.ConversationError`.
+
+The layout forgets parts of a schema, so :func:`read_namespace` (what the parse uses to give
+a render's tools back as JSON) is a right inverse, not an inverse: it returns tool definitions
+that lay out to the same text.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from lvt.errors import ConversationError
 from lvt.jsonfmt import JArr, JNum, JObj, compact
 
-__all__ = ["tool_namespace", "ts_type"]
+__all__ = ["read_namespace", "tool_namespace", "ts_type"]
 
 #: ``x.key`` on a missing key or a non-object (Jinja's ``Undefined``).
 MISSING: Any = object()
@@ -216,3 +222,163 @@ def tool_namespace(tools: Any) -> str:
     """``render_tool_namespace("functions", tools)``."""
     body = "".join(tool_text(t, k) for k, t in enumerate(tools))
     return "## functions\n\nnamespace functions {\n\n" + body + "} // namespace functions"
+
+
+# -- reading a namespace back -------------------------------------------------------------
+#
+# The layout forgets (``integer`` and ``number`` both write ``number``, a ``type`` list and a
+# ``oneOf`` can write the same text, keys the template does not read are dropped), so there is
+# no inverse; :func:`read_namespace` is a right inverse: tool definitions whose namespace is
+# the text, the schema read where the text is one the template writes for a plain schema,
+# else the type text kept verbatim (``{"type": [TEXT]}`` writes ``TEXT``). Python only: the
+# Lean parse returns the lowered form, where the namespace is text.
+
+_HEAD = "## functions\n\nnamespace functions {\n\n"
+_FOOT = "} // namespace functions"
+_SIMPLE = {"string": {"type": "string"}, "number": {"type": "number"},
+           "boolean": {"type": "boolean"}, "object": {"type": "object"}, "any": {},
+           "string | null": {"type": "string", "nullable": True},
+           "string[]": {"type": "array", "items": {"type": "string"}},
+           "number[]": {"type": "array", "items": {"type": "number"}},
+           "boolean[]": {"type": "array", "items": {"type": "boolean"}},
+           "any[]": {"type": "array"}}
+
+
+def _read_type(t: str) -> dict[str, Any]:
+    """A schema whose ``ts_type`` is probably ``t`` (the caller checks): a plain type, a
+    string enum, a flat nested object, else ``t`` verbatim."""
+    if t in _SIMPLE:
+        return dict(_SIMPLE[t])
+    if len(t) >= 2 and t[0] == '"' and t[-1] == '"':
+        return {"type": "string", "enum": t[1:-1].split('" | "')}
+    if t.startswith("{\n") and t.endswith("}"):
+        props: dict[str, Any] = {}
+        required: list[str] = []
+        for entry in t[2:-1].split(", "):
+            name, sep, ty = entry.partition(": " + PROP_GAP)
+            if not sep or ty not in _SIMPLE:
+                return {"type": [t]}
+            if not name.endswith("?"):
+                required.append(name)
+            props[name.removesuffix("?")] = dict(_SIMPLE[ty])
+        return {"type": "object", "properties": props, "required": required}
+    return {"type": [t]}
+
+
+def _read_param(text: str) -> tuple[str, dict[str, Any], bool] | None:
+    """One parameter (without its ``,\\n``): name, schema, required."""
+    spec: dict[str, Any] = {}
+    if text.startswith("// "):
+        desc, nl, text = text[3:].partition("\n")
+        if not nl:
+            return None
+        spec["description"] = desc
+    name, sep, t = text.partition(": ")
+    if not sep:
+        return None
+    k = t.rfind(", // default: ")
+    dflt: Any = _NONE
+    if k >= 0:
+        t, d = t[:k], t[k + len(", // default: "):]
+        try:
+            dflt = d if t.startswith('"') else json.loads(d)
+        except ValueError:
+            t, dflt = t + ", // default: " + d, _NONE
+    spec.update(_read_type(t))
+    if dflt is not _NONE:
+        spec["default"] = dflt
+    return name.removesuffix("?"), spec, not name.endswith("?")
+
+
+_NONE: Any = object()
+
+
+def _read_params(block: str) -> dict[str, Any] | None:
+    """The ``parameters`` of a tool from its parameter lines."""
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for line in block.split(",\n")[:-1] if block.endswith(",\n") else [None]:
+        r = None if line is None else _read_param(line)
+        if r is None or r[0] in props:
+            return None
+        props[r[0]] = r[1]
+        if r[2]:
+            required.append(r[0])
+    return {"type": "object", "properties": props, "required": required}
+
+
+def _tool(name: str, desc: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": desc,
+                                             "parameters": params}}
+
+
+def _read_tools(body: str) -> list[dict[str, Any]] | None:
+    """The tools of a namespace body, read at the first ``\\ntype `` and ``}) => any;``."""
+    tools = []
+    pos = 0
+    while pos < len(body):
+        if not body.startswith("// ", pos):
+            return None
+        j = body.find("\ntype ", pos + 3)
+        k = body.find(" = ", j + 6)
+        if j < 0 or k < 0:
+            return None
+        desc, name = body[pos + 3:j], body[j + 6:k]
+        if body.startswith("() => any;\n\n", k + 3):
+            tools.append(_tool(name, desc, {"type": "object", "properties": {}}))
+            pos = k + 3 + len("() => any;\n\n")
+            continue
+        if not body.startswith("(_: {\n", k + 3):
+            return None
+        e = body.find("}) => any;\n\n", k + 9)
+        params = None if e < 0 else _read_params(body[k + 9:e])
+        if params is None:
+            return None
+        tools.append(_tool(name, desc, params))
+        pos = e + len("}) => any;\n\n")
+    return tools
+
+
+def _verbatim_tool(body: str) -> list[dict[str, Any]] | None:
+    """One tool whose text is the whole body: the last ``\\ntype NAME = `` that leaves a tool
+    tail, every earlier tool in its description, its parameter lines as one parameter (its
+    name up to the first ``": "``, its type text verbatim)."""
+    if not body.startswith("// "):
+        return None
+    j = body.rfind("\ntype ")
+    while j >= 3:
+        k = body.find(" = ", j + 6)
+        while k >= 0:
+            desc, name, tail = body[3:j], body[j + 6:k], body[k + 3:]
+            if tail == "() => any;\n\n":
+                return [_tool(name, desc, {"type": "object", "properties": {}})]
+            if tail.startswith("(_: {\n") and tail.endswith(",\n}) => any;\n\n"):
+                p, sep, t = tail[6:-len(",\n}) => any;\n\n")].partition(": ")
+                if sep:
+                    return [_tool(name, desc, {"type": "object", "properties": {
+                        p: {"type": [t]}}, "required": [p]})]
+            k = body.find(" = ", k + 1)
+        j = body.rfind("\ntype ", 0, j)
+    return None
+
+
+def read_namespace(text: str) -> list[dict[str, Any]] | None:
+    """Tool definitions whose :func:`tool_namespace` is ``text`` (``None``: no list of tools
+    writes it). The layout is not injective, so this is one right inverse: schemas read back
+    where the text is what the template writes for a plain schema (types, string enums,
+    descriptions, defaults, required, flat nested objects), the type text kept verbatim
+    (``{"type": [TEXT]}``) where not, and at worst one tool holding the whole text."""
+    from lvt.jsonfmt import freeze
+
+    if not (text.startswith(_HEAD) and text.endswith(_FOOT)):
+        return None
+    body = text[len(_HEAD):-len(_FOOT)]
+    for read in (_read_tools, _verbatim_tool):
+        tools = read(body)
+        if tools:
+            try:
+                if tool_namespace([freeze(t) for t in tools]) == text:
+                    return tools
+            except ConversationError:
+                pass
+    return None
