@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,3 +34,83 @@ def test_proven_names_existing_theorems(fmt: str) -> None:
 def test_the_part_one_families_and_gemma_are_proven() -> None:
     proven = {n for n in lvt.format_names() if lvt.FORMATS[n].proven}
     assert proven == {"qwen2.5", "qwen3", "qwen3-stable", "llama3.1", "gemma3"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The parity figures `lvt formats` prints (FormatSpec.parity) are the corpus's, measured now.
+
+#: Separator between the measured figure and the prose note after it.
+NOTE = "; note: "
+
+
+@pytest.fixture(scope="module")
+def figures() -> dict[str, Any]:
+    """``figure(fmt)``: lvt.parity.measure on the parity corpus with the format's real zoo
+    tokenizer and official template (a missing tokenizer fails, it does not skip)."""
+    from lvt import parity
+
+    d = parity.find_corpus(ROOT / "tests")
+    cache: dict[str, Any] = {}
+
+    def get(fmt: str) -> Any:
+        if fmt not in cache:
+            cache[fmt] = parity.measure(fmt, d)
+        return cache[fmt]
+
+    return get  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("fmt", lvt.format_names())
+def test_recorded_parity_figure_is_the_measured_one(fmt: str, figures: Any) -> None:
+    spec = lvt.FORMATS[fmt]
+    fig = figures(fmt)
+    assert spec.parity is not None, (fmt, fig.summary())
+    recorded = spec.parity.split(NOTE, 1)[0]
+    assert recorded == fig.summary(), f"update formats.PARITY[{fmt!r}] to {fig.summary()!r}"
+    assert fig.benign_total >= 60 and fig.adversarial_total >= 15
+    assert fig.adversarial_not_allowed == [] or spec.family == "mistral"
+    if spec.family == "mistral":
+        _check_mistral_note(fmt, fig)
+
+
+def _check_mistral_note(fmt: str, fig: Any) -> None:
+    """What the note says of Mistral's conversations outside the allowed differences: the
+    Small 3.1 template's default [SYSTEM_PROMPT] (no system message), or a role sequence
+    mistral-common merges or rejects, which lvt refuses with a typed error."""
+    from lvt import parity
+    from lvt.check import make_checker
+
+    d = parity.find_corpus(ROOT / "tests")
+    benign, adv = parity.load_corpus(fig.family, d)
+    bad = set(fig.benign_not_allowed + fig.adversarial_not_allowed)
+    checker = make_checker(None, fmt).checker
+    kinds = {"default_system": [0, 0], "roles": [0, 0]}
+    for k, convs in enumerate((benign, adv)):
+        for c in convs:
+            if c.id not in bad:
+                continue
+            r = checker.check(c)
+            if r.status == "lvt_error":
+                assert "ConversationError" in (r.error or "") and "mistral-common" in r.error
+                kinds["roles"][k] += 1
+            else:
+                assert c.messages[0]["role"] != "system", c.id
+                other = [x for x in r.divergences if x.cause == "other"]
+                assert len(other) == 1 and other[0].position == 1, c.id  # right after <s>
+                tail = other[0].template_after
+                assert tail.startswith("[SYSTEM_PROMPT]You are Mistral Small"), c.id
+                kinds["default_system"][k] += 1
+    spec = lvt.FORMATS[fmt]
+    assert spec.parity is not None and NOTE in spec.parity
+    ds, ro = kinds["default_system"], kinds["roles"]
+    assert f"({ds[0]} benign, {ds[1]} adversarial)" in spec.parity, kinds
+    assert ro[1] == 0 and f"a later system message: {ro[0]} benign)" in spec.parity, kinds
+
+
+def test_lvt_formats_prints_the_recorded_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    from lvt.cli import main
+
+    assert main(["formats"]) == 0
+    out = capsys.readouterr().out
+    for fmt in lvt.format_names():
+        assert f"  parity     {lvt.FORMATS[fmt].parity} (tests/parity corpus" in out, fmt

@@ -26,7 +26,6 @@ single-module API.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -43,6 +42,7 @@ from lvt.audit import (
     prefix_audit_lvt,
     prefix_audit_template,
 )
+from lvt.check_history import history_only, history_rewrites, rewrite_detail
 from lvt.errors import FormatError, LvtError
 from lvt.inputs import (
     ConversationInput,
@@ -92,6 +92,7 @@ __all__ = [
     "first_difference",
     "format_report",
     "history_only",
+    "history_rewrites",
     "load_tokenizer_spec",
     "parse_conversation_record",
     "prefix_audit_ids",
@@ -137,32 +138,6 @@ def conversation_strings(messages: Iterable[Any], tools: Iterable[Any] | None = 
     walk(list(messages))
     walk(list(tools or []))
     return "\n".join(out)
-
-
-def history_only(stable: Any, exact: Any) -> tuple[bool, list[int]]:
-    """Whether two lowered conversations (a stable format's and its exact sibling's) differ
-    only in the think blocks of assistant turns: the stable turn has one where the exact turn
-    (the template) has none, and the content is the same up to the leading newlines the
-    template strips after a think block. Returns ``(ok, owners of the rewritten turns)``."""
-    if len(stable.turns) != len(exact.turns) or stable.prompt != exact.prompt:
-        return False, []
-    changed: list[int] = []
-    for a, b in zip(stable.turns, exact.turns, strict=True):
-        if a == b:
-            continue
-        if type(a) is not type(b) or not dataclasses.is_dataclass(a):
-            return False, []
-        fa = {f.name: getattr(a, f.name) for f in dataclasses.fields(a)}
-        fb = {f.name: getattr(b, f.name) for f in dataclasses.fields(b)}
-        if "think" not in fa or fa["think"] is None or fb["think"] is not None:
-            return False, []
-        if any(fa[k] != fb[k] for k in fa if k not in ("think", "content")):
-            return False, []
-        ca, cb = fa.get("content"), fb.get("content")
-        if ca != cb and not (isinstance(cb, str) and ca == cb.lstrip("\n")):
-            return False, []
-        changed.append(int(fa.get("owner", -1)))
-    return True, changed
 
 
 @dataclass
@@ -401,17 +376,15 @@ class Checker:
         if exact is not None:
             try:
                 er: _Render | None = _render(exact, c)
-                ok, turns = history_only(enc.lower(c), exact.lower(c))
+                found = history_rewrites(enc.lower(c), exact.lower(c))
             except LvtError:
-                er, ok, turns = None, False, []
-            if er is not None and ok and er.ids != r.ids:
+                er, found = None, None
+            if er is not None and found is not None and er.ids != r.ids:
                 pos = first_difference(r.ids, er.ids) or 0
                 out.append(_divergence(
                     pos, "history_rewrite",
-                    f"the template writes no think block in assistant message(s) "
-                    f"{', '.join(map(str, turns))} here ({exact.format_name} reproduces it); "
-                    f"{enc.format_name} keeps one in every assistant turn, so it never rewrites "
-                    "an earlier turn", r, er.ids, dec))
+                    rewrite_detail(found, exact.format_name, enc.format_name),
+                    r, er.ids, dec))
                 base = er
         tv = _template_view(base, self.jinja)
         if tv is None:

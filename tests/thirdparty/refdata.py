@@ -6,8 +6,10 @@
   ``openai-harmony`` loads it through ``TIKTOKEN_ENCODINGS_BASE`` without any download.
 * a ``tokenizers.Tokenizer`` for o200k_harmony built from the same ranks (transformers'
   ``TikTokenConverter``) with the harmony special tokens at their ids, for ``lvt``.
-* a ``tokenizers.Tokenizer`` for Mistral Tekken built from the ``tekken_240911.json`` that
-  ``mistral-common`` ships (transformers' ``convert_tekken_tokenizer``).
+* ``tekken_240911.json`` (shipped by ``mistral-common``) with the v7+ control names, the file
+  ``mistral-common``'s own renderer reads; the matching ``tokenizers.Tokenizer`` is the zoo
+  entry ``mistral`` (:mod:`lvt.zoo_tekken`, checked against transformers'
+  ``convert_tekken_tokenizer`` of this file in ``tests/test_zoo_tekken.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import hashlib
 import os
 import struct
 from pathlib import Path
+
+from lvt import zoo_tekken
 
 #: SHA-256 of o200k_base.tiktoken as pinned by openai-harmony (and tiktoken).
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -165,14 +169,9 @@ def qwen3_tokenizer(cache_dir: Path):
 
 
 #: Control-token layout of Tekken v7+ files (Mistral Small 3.x, Devstral, Magistral): the
-#: first 20 names as in every Tekken file, then fillers, then the tool/think tokens at 32-35.
-TEKKEN_SPECIALS: list[str] = [
-    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
-    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
-    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
-    "[TOOL_CONTENT]", *(f"<SPECIAL_{i}>" for i in range(20, 32)),
-    "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]",
-]  # fmt: skip
+#: first 20 names as in every Tekken file, then fillers, then the tool/think tokens at 32-35
+#: (the zoo's table, :data:`lvt.zoo_tekken.TEKKEN_V7_SPECIALS`).
+TEKKEN_SPECIALS: list[str] = list(zoo_tekken.TEKKEN_V7_SPECIALS)
 
 
 def tekken_source() -> Path:
@@ -201,21 +200,16 @@ def tekken_v13_file(cache_dir: Path) -> Path:
     ]
     j["config"]["version"] = "v13"
     cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(".tmp")
+    tmp = dest.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(j), encoding="utf-8")
     os.replace(tmp, dest)
     return dest
 
 
-def tekken_tokenizer(cache_dir: Path):
-    """A ``tokenizers.Tokenizer`` for :func:`tekken_v13_file` (cached as JSON)."""
-    from tokenizers import Tokenizer
+def tekken_tokenizer(cache_dir: Path | None = None):
+    """The ``tokenizers.Tokenizer`` of :func:`tekken_v13_file`: the zoo entry ``mistral``
+    (``cache_dir`` is unused; the zoo caches it). Raises ``lvt.zoo.ZooUnavailable`` when
+    ``mistral-common`` is not installed."""
+    from lvt import zoo
 
-    cached = cache_dir / "tekken_v13.tokenizer.json"
-    if cached.is_file():
-        return Tokenizer.from_file(str(cached))
-    from transformers.integrations.mistral.tokenizer import convert_tekken_tokenizer
-
-    fast = convert_tekken_tokenizer(str(tekken_v13_file(cache_dir)), chat_template="")
-    fast.backend_tokenizer.save(str(cached))
-    return Tokenizer.from_file(str(cached))
+    return zoo.load_tokenizer("mistral")
