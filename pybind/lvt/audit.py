@@ -78,13 +78,26 @@ def _role(m: Mapping[str, Any]) -> Any:
     return m.get("role")
 
 
-def turn_break_expected(extension: str, msgs: Sequence[Mapping[str, Any]], t: int) -> bool:
+def turn_break_expected(extension: str, msgs: Sequence[Mapping[str, Any]], t: int,
+                        options: Mapping[str, Any] | None = None) -> bool:
     """Whether a ``turn`` break when message ``t`` is appended is outside the extension
-    property ``extension`` (so not a violation)."""
+    property ``extension`` (so not a violation); ``options`` are the format's (Mistral's
+    ``version`` decides which property applies)."""
     ext = extension.lower()
+    prev = _role(msgs[t - 1]) if t > 0 else None
+    if ext.startswith("v13: prefix; v7/v11: prefix for appends with no user message"):
+        return (options or {}).get("version", "v7") != "v13" and _role(msgs[t]) == "user"
     if ext.startswith("prefix"):
         if "tool result appended after a tool result" in ext:
-            return t > 0 and _role(msgs[t]) == "tool" and _role(msgs[t - 1]) == "tool"
+            return _role(msgs[t]) == "tool" and prev == "tool"
+        if "turns the last answer's <|return|> into <|end|>" in ext:  # gpt-oss
+            return prev == "assistant"
+        if "across an appended system message" in ext:  # DeepSeek-R1
+            m = msgs[t]
+            answer = _role(m) == "assistant" and not m.get("tool_calls")
+            later_call = (_role(m) == "assistant" and bool(m.get("tool_calls"))
+                          and prev == "user" and any(n.get("tool_calls") for n in msgs[:t]))
+            return _role(m) == "system" or (prev == "tool" and not answer) or later_call
         return False
     # "at generation prompts, ...": renders without a prompt are not covered
     return ext.startswith("at generation prompts")
@@ -167,6 +180,8 @@ def prefix_audit_lvt(encoder: Any, conv: ConversationInput) -> tuple[list[Prefix
 
     spec = encoder.format_spec
     ext = spec.extension if spec is not None else ""
+    options = {**(spec.options if spec is not None else {}),
+               **(getattr(encoder, "_options", None) or {})}
     msgs = audit_messages(conv)
 
     def dec(ids: Sequence[int]) -> str:
@@ -199,7 +214,7 @@ def prefix_audit_lvt(encoder: Any, conv: ConversationInput) -> tuple[list[Prefix
             "lvt", "turn", t + 1, pos, dec(a.ids[pos: pos + CONTEXT_TOKENS]),
             dec(b.ids[pos: pos + CONTEXT_TOKENS]),
             "lvt render (ids/mask/owner) of messages[:t] is not a prefix of messages[:t+1]",
-            turn_break_expected(ext, msgs, t + 1)))
+            turn_break_expected(ext, msgs, t + 1, options)))
     for k in range(1, len(msgs)):
         if _role(msgs[k]) != "assistant":
             continue

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from cli_helpers import run_json
 
-from lvt.cli import EXIT_OK
+from lvt.cli import EXIT_DIVERGED, EXIT_OK
 from lvt.templates import serving_messages
 
 #: format -> (identical at least, the ids lvt alone refuses with the reason it gives)
@@ -55,3 +55,53 @@ def test_serving_messages_adapts_deepseek_calls_without_touching_the_input() -> 
     assert msgs[1]["content"] is None  # the caller's messages are unchanged
     assert msgs[1]["tool_calls"][0]["function"]["arguments"] == {"city": "Zürich"}
     assert serving_messages("qwen", msgs) == msgs
+
+
+@pytest.mark.parametrize("fmt", ["gpt-oss", "deepseek-r1"])
+def test_prefix_audit_judges_the_part_two_extension_properties(
+        fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The bundled samples break lvt's prefix relation exactly where the format's stated
+    extension property allows it (no violation; gpt-oss's --strict fails only on the
+    parallel-call sample lvt refuses, see EXPECTED), and there are breaks."""
+    rc, rep = run_json(capsys, ["check", "-f", fmt, "--prefix-audit", "--strict"])
+    refused = {r["id"] for r in rep["results"] if r["status"] == "lvt_error"}
+    assert refused == set(EXPECTED[fmt][1])
+    assert rc == (EXIT_OK if not refused else EXIT_DIVERGED)
+    assert rep["summary"]["lvt_prefix_violations"] == 0
+    lvt_breaks = [b for r in rep["results"] for b in r["prefix_breaks"] if b["renderer"] == "lvt"]
+    assert lvt_breaks and all(b["expected"] for b in lvt_breaks)
+
+
+def _m(role: str, **kw: Any) -> dict[str, Any]:
+    return {"role": role, "content": kw.pop("content", "x"), **kw}
+
+
+CALL = [{"type": "function", "function": {"name": "f", "arguments": {}}}]
+
+
+def test_turn_break_rules_of_the_part_two_formats() -> None:
+    from lvt import FORMATS
+    from lvt.audit import turn_break_expected
+
+    gpt, ds = FORMATS["gpt-oss"].extension, FORMATS["deepseek-r1"].extension
+    mis, mis_st = FORMATS["mistral"].extension, FORMATS["mistral-stable"].extension
+    u, a, tool, sys_ = _m("user"), _m("assistant"), _m("tool"), _m("system")
+    call = _m("assistant", content=None, tool_calls=CALL)
+    # gpt-oss: after an answer (its <|return|> becomes <|end|>), nowhere else
+    assert turn_break_expected(gpt, [u, a, u], 2)
+    assert not turn_break_expected(gpt, [u, a, u, a], 3)
+    # DeepSeek-R1: an appended system message; after tool results unless an answer follows;
+    # a later call right after a user message; not an ordinary user or answer append
+    assert turn_break_expected(ds, [u, a, sys_], 2)
+    assert turn_break_expected(ds, [u, call, tool, tool], 3)
+    assert turn_break_expected(ds, [u, call, tool, call], 3)
+    assert not turn_break_expected(ds, [u, call, tool, a], 3)
+    assert turn_break_expected(ds, [u, call, tool, a, u, call], 5)
+    assert not turn_break_expected(ds, [u, call], 1)  # the first call message
+    assert not turn_break_expected(ds, [u, a, u], 2)
+    # Mistral: v7/v11 exact move the tool list to the last user message; v13 and stable do not
+    assert turn_break_expected(mis, [u, a, u], 2, {"version": "v7"})
+    assert turn_break_expected(mis, [u, a, u], 2, {"version": "v11"})
+    assert not turn_break_expected(mis, [u, a, u], 2, {"version": "v13"})
+    assert not turn_break_expected(mis, [u, a], 1, {"version": "v7"})
+    assert not turn_break_expected(mis_st, [u, a, u], 2, {"version": "v7"})
