@@ -7,6 +7,7 @@ check (``scripts/lean_check``) is what keeps it free of ``sorry``.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -114,3 +115,12 @@ def test_lvt_formats_prints_the_recorded_figure(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     for fmt in lvt.format_names():
         assert f"  parity     {lvt.FORMATS[fmt].parity} (tests/parity corpus" in out, fmt
+    # every format has its real tokenizer in the zoo (lvt check's default)
+    from lvt.templates import DEFAULT_TOKENIZERS
+
+    assert set(DEFAULT_TOKENIZERS) == set(lvt.format_names())
+    assert "none in the zoo" not in out
+    assert main(["formats", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["name"]: r["tokenizer"] for r in rows} == DEFAULT_TOKENIZERS
+    assert all(r["parity_recorded"] == lvt.FORMATS[r["name"]].parity for r in rows)
