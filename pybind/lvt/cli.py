@@ -142,7 +142,8 @@ def _add_tokenizer_args(p: argparse.ArgumentParser) -> None:
                    f"tokenizer's format, else {DEFAULT_FORMAT}")
     p.add_argument("--option", action="append", metavar="KEY=VALUE",
                    dest="option", help="template option of the format (enable_thinking=false, "
-                   "date_string='01 Dec 2026', tools_in_user_message=false); repeatable")
+                   "date_string='01 Dec 2026', tools_in_user_message=false, version=v13, "
+                   "reasoning_effort=high; `lvt formats` lists each format's); repeatable")
 
 
 def build_parser() -> argparse.ArgumentParser:
