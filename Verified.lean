@@ -11,6 +11,7 @@ public import Verified.Spec.Llama
 public import Verified.Spec.DeepSeek
 public import Verified.Spec.Gemma
 public import Verified.Spec.Mistral
+public import Verified.Spec.HarmonyTools
 public import Verified.Spec.Harmony
 public import Verified.Thm.Token
 public import Verified.Thm.Sym
@@ -23,6 +24,7 @@ public import Verified.Thm.Gemma
 public import Verified.Thm.Mistral
 public import Verified.Thm.Harmony
 public import Verified.Thm.HarmonyCtrl
+public import Verified.Thm.HarmonyPrefix
 public import Verified.Thm.GemmaMask
 public import Verified.Thm.GemmaPrompt
 public import Verified.Thm.Ffi
