@@ -75,7 +75,7 @@ namespace Ffi
 abbrev Bytes := List UInt8
 
 /-- The wire-format version this file speaks. -/
-@[expose] def wireVersion : UInt8 := 2
+@[expose] def wireVersion : UInt8 := 3
 
 /-! ## Encoders -/
 
@@ -143,7 +143,7 @@ end
 @[expose] def encBlock : Block → Bytes
   | .plain p => 0 :: encPayload p
   | .reasoning p => 1 :: encPayload p
-  | .toolCall n a => 2 :: (encText n ++ encText a)
+  | .toolCall n a i => 2 :: (encText n ++ encText a ++ encOpt encText i)
   | .sampled ts => 3 :: encToks ts
 
 /-- A message. -/
@@ -424,7 +424,10 @@ value takes at least one byte). -/
         | some (n, bs₁) =>
             match readText bs₁ with
             | none => none
-            | some (a, rest) => some (.toolCall n a, rest)
+            | some (a, bs₂) =>
+                match readOpt readText bs₂ with
+                | none => none
+                | some (i, rest) => some (.toolCall n a i, rest)
       | 3 => match readToks bs with
         | none => none
         | some (ts, rest) => some (.sampled ts, rest)

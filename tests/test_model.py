@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from lvt.errors import ArgumentError
 from lvt.model import (
     BLOCK_KIND_ALL,
     ROLE_ALL,
@@ -39,6 +40,11 @@ def test_block_kinds() -> None:
     assert Sampled([1, 2]).kind is BlockKind.SAMPLED
     # a call's name and arguments are text; Text is accepted for convenience
     assert ToolCall(Text("f"), Text("{}")) == ToolCall("f", "{}")
+    assert ToolCall("f", "{}").id is None and ToolCall("f", "{}", "c1").id == "c1"
+    assert ToolCall("f", "{}", "c1") != ToolCall("f", "{}")
+    assert ToolCall("f", "{}", "c1").without_id() == ToolCall("f", "{}")
+    with pytest.raises(ArgumentError, match="id"):
+        ToolCall("f", "{}", 3)  # type: ignore[arg-type]
 
 
 def test_frozen_and_hashable() -> None:

@@ -52,7 +52,7 @@ def test_reasoning_and_tool_calls() -> None:
     assert c.messages[1].blocks == (
         Reasoning(Text("think")),
         Plain(Text("let me see")),
-        ToolCall("get", json.dumps({"city": "Zürich"}, ensure_ascii=False)),
+        ToolCall("get", json.dumps({"city": "Zürich"}, ensure_ascii=False), "1"),
         ToolCall("f", '{"x": 1}'),  # JSON text is written as tojson writes it (as vLLM does)
         ToolCall("flat", "{}"),
         ToolCall("raw", "not json"),
@@ -99,6 +99,10 @@ def test_tool_arguments() -> None:
         ([{"role": "user", "tool_calls": [{"function": {"name": "f"}}]}], 0, "tool calls"),
         (["hello"], 0, "dict"),
         ([{"role": "assistant", "reasoning_content": 7}], 0, "reasoning"),
+        ([{"role": "assistant", "tool_calls": [{"id": 7, "function": {"name": "f"}}]}], 0,
+         "tool call 0 id"),
+        ([{"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f"}}]},
+          {"role": "tool", "content": "r", "tool_call_id": 3}], 1, "tool_call_id"),
     ],
 )
 def test_bad_input(messages, index, match) -> None:
@@ -106,6 +110,35 @@ def test_bad_input(messages, index, match) -> None:
         from_openai(messages)
     assert ei.value.message_index == index
     assert ei.value.reason
+
+
+def test_call_ids_and_positional_results() -> None:
+    """Call ids are read into ToolCall.id; results are paired with calls by position, so a
+    tool_call_id must name the call at its position (when both are given)."""
+    def conv(*result_ids: str | None) -> list[dict]:
+        calls = [{"id": i, "function": {"name": "f", "arguments": {}}} for i in ("a1", "b2")]
+        return [{"role": "user", "content": "q"},
+                {"role": "assistant", "content": "", "tool_calls": calls},
+                *({"role": "tool", "content": "r", **({} if i is None else {"tool_call_id": i})}
+                  for i in result_ids),
+                {"role": "assistant", "content": "done"}]
+
+    c = from_openai(conv("a1", "b2"))
+    assert [b.id for b in c.messages[1].blocks] == ["a1", "b2"]
+    assert c.messages[2] == c.messages[3] == Message(Role.TOOL, [Plain(Text("r"))])
+    from_openai(conv(None, "b2"))  # tool_call_id is optional
+    from_openai(conv("a1", "b2", "zz"))  # no call at the third result's position
+    with pytest.raises(ConversationError, match="not the id 'a1' of the call") as ei:
+        from_openai(conv("b2", "a1"))  # results in another order than the calls
+    assert ei.value.message_index == 2
+    with pytest.raises(ConversationError, match="k-th call of the assistant message") as ei:
+        from_openai(conv("a1", "a1"))
+    assert ei.value.message_index == 3
+    # a call without an id pairs with any result
+    no_id = [{"role": "user", "content": "q"},
+             {"role": "assistant", "tool_calls": [{"function": {"name": "f"}}]},
+             {"role": "tool", "content": "r", "tool_call_id": "x"}]
+    assert from_openai(no_id).messages[1].blocks == (ToolCall("f", "{}"),)
 
 
 def test_messages_must_be_a_list() -> None:

@@ -231,7 +231,7 @@ where
   /-- Calls only. -/
   callsOf : List Block → Option (List Call)
     | [] => some []
-    | .toolCall n a :: bs => (callsOf bs).map (⟨n, a⟩ :: ·)
+    | .toolCall n a _ :: bs => (callsOf bs).map (⟨n, a⟩ :: ·)
     | _ => none
 
 /-- Join the system texts: `ns.system_prompt + '\n\n' + message['content']`. A token payload

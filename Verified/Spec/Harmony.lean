@@ -244,7 +244,7 @@ variable (f : HarmonyFmt)
   | th, co, cs, [] => some (th, co, cs)
   | none, none, [], .reasoning p :: bs => asmBlocks (some p.lower) none [] bs
   | th, none, [], .plain p :: bs => asmBlocks th (some p.lower) [] bs
-  | th, co, cs, .toolCall n a :: bs => asmBlocks th co (cs ++ [(n, a)]) bs
+  | th, co, cs, .toolCall n a _ :: bs => asmBlocks th co (cs ++ [(n, a)]) bs
   | _, _, _, _ => none
 
 /-- `future_message.role == 'assistant' and "tool_calls" not in future_message` -/

@@ -233,7 +233,7 @@ arguments. -/
       match m.blocks with
       | [.sampled ts] => some (.sampled ts i)
       -- `'tool_calls' in message`: one call; the template does not write the content
-      | [.toolCall n a] | [.plain _, .toolCall n a] => some (.call n a i)
+      | [.toolCall n a _] | [.plain _, .toolCall n a _] => some (.call n a i)
       | _ => m.content?.map fun p => .plain .assistant (trimPay p) i
 
 /-- Lower the messages from index `i`. -/

@@ -13,9 +13,11 @@ and a body of blocks:
 
 * `plain p`: the message content;
 * `reasoning p`: the assistant's reasoning ("thinking");
-* `toolCall name args`: a call of the tool `name` with the argument text `args` (the JSON text
-  the family's template writes; the Python front end serialises argument objects with the
-  family's `tojson`);
+* `toolCall name args id`: a call of the tool `name` with the argument text `args` (the JSON
+  text the family's template writes; the Python front end serialises argument objects with the
+  family's `tojson`) and the call's id, if it has one (the OpenAI `tool_calls[].id`; families
+  whose templates ignore ids ignore it; a tool result answers the call at its position, so
+  results carry no id of their own);
 * `sampled ts`: the tokens an assistant turn was sampled as, kept verbatim from the generation
   prompt to the end of turn (so a rollout is trained on exactly what the policy produced,
   including the format's in-body control tokens such as `<think>` or `<tool_call>`).
@@ -67,8 +69,9 @@ inductive Block where
   | plain (p : Payload)
   /-- Reasoning ("thinking") content. -/
   | reasoning (p : Payload)
-  /-- A tool call: the tool name and the argument text. -/
-  | toolCall (name args : Chars)
+  /-- A tool call: the tool name, the argument text and the call id (the OpenAI
+  `tool_calls[].id`; families whose templates ignore ids ignore it). -/
+  | toolCall (name args : Chars) (id : Option Chars)
   /-- A sampled assistant turn: every token after the generation prompt, up to (not
   including) the end of turn. -/
   | sampled (ts : List Token)

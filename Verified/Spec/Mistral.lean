@@ -226,7 +226,7 @@ turns; the generation prompt writes nothing. -/
 /-- The calls of an assistant body. -/
 @[expose] def callsOf : List Block → Option (List (Chars × Chars))
   | [] => some []
-  | .toolCall n a :: bs => (callsOf bs).map ((n, if a.isEmpty then emptyObj else a) :: ·)
+  | .toolCall n a _ :: bs => (callsOf bs).map ((n, if a.isEmpty then emptyObj else a) :: ·)
   | _ => none
 
 /-- Content and calls of an assistant body: an optional plain block, then calls. -/

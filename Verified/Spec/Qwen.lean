@@ -311,7 +311,7 @@ where
   /-- Calls only. -/
   callsOf : List Block → Option (List Call)
     | [] => some []
-    | .toolCall n a :: bs => (callsOf bs).map (⟨n, a⟩ :: ·)
+    | .toolCall n a _ :: bs => (callsOf bs).map (⟨n, a⟩ :: ·)
     | _ => none
 
 /-- `reasoning_content.strip('\n')` -/

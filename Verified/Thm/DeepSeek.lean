@@ -72,7 +72,7 @@ theorem not_prefix_after_results (m : Mode) :
       lower ⟨r1Ids, m⟩ ⟨ms ++ ns, none, false⟩ = some l' ∧
       ¬ (syms (layout ⟨r1Ids, m⟩ l) <+: syms (layout ⟨r1Ids, m⟩ l')) := by
   cases m <;>
-  · refine ⟨[⟨.user, [.plain (.text ['q'])]⟩, ⟨.assistant, [.toolCall ['f'] ['{', '}']]⟩,
+  · refine ⟨[⟨.user, [.plain (.text ['q'])]⟩, ⟨.assistant, [.toolCall ['f'] ['{', '}'] none]⟩,
         ⟨.tool, [.plain (.text ['r'])]⟩], [⟨.user, [.plain (.text ['a'])]⟩], _, _, rfl, rfl, ?_⟩
     rw [← List.isPrefixOf_iff_prefix]
     set_option maxRecDepth 100000 in decide

@@ -179,7 +179,7 @@ theorem readPayload_encPayload (p : Payload) (rest : Bytes) (h : FitsPayload p) 
 @[expose] def FitsBlock : Block → Prop
   | .plain p => FitsPayload p
   | .reasoning p => FitsPayload p
-  | .toolCall n a => FitsText n ∧ FitsText a
+  | .toolCall n a i => FitsText n ∧ FitsText a ∧ ∀ s, i = some s → FitsText s
   | .sampled ts => FitsToks ts
 
 /-- **Blocks round-trip.** -/
@@ -188,8 +188,10 @@ theorem readBlock_encBlock (b : Block) (rest : Bytes) (h : FitsBlock b) :
   cases b with
   | plain p => simp [encBlock, readBlock, readPayload_encPayload p rest h]
   | reasoning p => simp [encBlock, readBlock, readPayload_encPayload p rest h]
-  | toolCall n a =>
-    simp [encBlock, readBlock, readText_encText n _ h.1, readText_encText a rest h.2]
+  | toolCall n a i =>
+    have hi := readOpt_encOpt readText encText i rest
+      (fun s hs r => readText_encText s r (h.2.2 s hs))
+    simp [encBlock, readBlock, readText_encText n _ h.1, readText_encText a _ h.2.1, hi]
   | sampled ts => simp [encBlock, readBlock, readToks_encToks ts rest h]
 
 /-- The role of a role byte. -/

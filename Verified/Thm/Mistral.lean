@@ -49,7 +49,7 @@ theorem lower_rstrip :
   decide
 
 /-- A call. -/
-@[expose] def callMsg : Message := ⟨.assistant, [.toolCall ['f'] []]⟩
+@[expose] def callMsg : Message := ⟨.assistant, [.toolCall ['f'] [] none]⟩
 
 /-- v7 and v11 refuse tool calls (they write call ids); v13 writes `[TOOL_CALLS]f[ARGS]{}`. -/
 theorem lower_call_v7 :

@@ -1,5 +1,5 @@
 /*
- * mock_lean.c — a stand-in for the Lean runtime and the two Lean exports (wire version 2), for
+ * mock_lean.c — a stand-in for the Lean runtime and the two Lean exports (wire version 3), for
  * testing the C shim and the Python binding where no Lean toolchain is installed.
  *
  *   gcc -shared -fPIC -pthread -DLVT_STUB_LEAN -Iffi ffi/lvt_shim.c ffi/test/mock_lean.c \
@@ -93,7 +93,7 @@ lean_object *lvt_layout_bytes(lean_object *req) {
   size_t n = req->size, i;
   if (!t_registered) {
     ans = error_answer(255);
-  } else if (n == 0 || req->data[0] != 2) {
+  } else if (n == 0 || req->data[0] != 3) {
     ans = error_answer(1);
   } else {
     /* status 0, ok 1, item count, then per item: piece 0 + u32 id, u32 owner, learn 0 */
@@ -120,7 +120,7 @@ lean_object *lvt_unlayout_bytes(lean_object *req) {
   lean_object *ans;
   if (!t_registered) {
     ans = error_answer(255);
-  } else if (req->size == 0 || req->data[0] != 2) {
+  } else if (req->size == 0 || req->data[0] != 3) {
     ans = error_answer(1);
   } else {
     ans = lean_alloc_sarray(1, 2, 2);

@@ -505,7 +505,7 @@ def normalize_text(conv: Conversation, f: Any, tools: Any = ...) -> Conversation
         if isinstance(b, Plain | Reasoning) and isinstance(b.payload, Text):
             return type(b)(Text(f(b.payload.text)))
         if isinstance(b, ToolCall):
-            return ToolCall(f(b.name), f(b.args))
+            return ToolCall(f(b.name), f(b.args), None if b.id is None else f(b.id))
         return b
 
     return Conversation(

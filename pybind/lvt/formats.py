@@ -152,15 +152,18 @@ def _mistral(tok: Any, fmt: str, version: Any, stable: bool) -> Mistral:
     ids = [_need(added, fmt, n) for n in _MISTRAL_NAMES]
     args = added["[ARGS]"][0] if "[ARGS]" in added else None
     call_id = added["[CALL_ID]"][0] if "[CALL_ID]" in added else None
+    tool_content = added["[TOOL_CONTENT]"][0] if "[TOOL_CONTENT]" in added else None
     for name in ("[ARGS]", "[CALL_ID]")[: {"v7": 0, "v11": 2, "v13": 1}[version]]:
         if name not in added:
             raise FormatError(f"format {fmt!r} version {version!r} needs the control token "
                               f"{name!r}, which this tokenizer lacks (Nemo's tekken has none: "
                               "use version 'v7')")
-    known = {*ids, *(t for t in (args, call_id) if t is not None)}
-    return Mistral(MistralIds(*ids, args=args, call_id=call_id,
-                              extra=_extra(added, known, ("[TOOL_CONTENT]", "[THINK]",
-                                                          "[/THINK]"))),
+    if version != "v13" and tool_content is None:
+        raise FormatError(f"format {fmt!r} version {version!r} needs the control token "
+                          "'[TOOL_CONTENT]', which this tokenizer lacks")
+    known = {*ids, *(t for t in (args, call_id, tool_content) if t is not None)}
+    return Mistral(MistralIds(*ids, args=args, call_id=call_id, tool_content=tool_content,
+                              extra=_extra(added, known, ("[THINK]", "[/THINK]"))),
                    version, stable)
 
 

@@ -255,18 +255,24 @@ class Reasoning:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A tool call: the tool name and the argument text the template writes
+    """A tool call: the tool name, the argument text the template writes and the call id
     (``Block.toolCall``). :func:`lvt.openai.from_openai` serialises argument objects with the
-    family's ``tojson``.
+    family's ``tojson`` and reads ``tool_calls[].id`` into ``id``.
+
+    ``id`` is the OpenAI ``tool_calls[].id`` (``None``: the call has none). Families whose
+    templates ignore ids ignore it (their ``parse`` returns ``id=None``); Mistral v7 and v11
+    write it, and a tool result answers the call at its position (results carry no id).
 
     Raises:
-        ArgumentError: ``name`` or ``args`` is not a ``str`` (or a :class:`Text`).
+        ArgumentError: ``name`` or ``args`` is not a ``str`` (or a :class:`Text`), or ``id``
+            is neither ``None`` nor a ``str``.
     """
 
     name: str
     args: str
+    id: str | None
 
-    def __init__(self, name: str | Text, args: str | Text) -> None:
+    def __init__(self, name: str | Text, args: str | Text, id: str | None = None) -> None:
         name = name.text if isinstance(name, Text) else name
         args = args.text if isinstance(args, Text) else args
         _check_text("name", name)
@@ -274,8 +280,16 @@ class ToolCall:
             hint = " (serialise objects with lvt.openai.tool_arguments)" if isinstance(
                 args, Mapping) else ""
             raise ArgumentError("args", f"expected a str, got {_type_name(args)}{hint}")
+        if id is not None and not isinstance(id, str):
+            raise ArgumentError("id", f"expected a str or None, got {_type_name(id)}")
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "args", args)
+        object.__setattr__(self, "id", id)
+
+    def without_id(self) -> ToolCall:
+        """The same call with ``id=None`` (what the parse of a family that ignores ids
+        returns)."""
+        return self if self.id is None else ToolCall(self.name, self.args)
 
     @property
     def kind(self) -> BlockKind:

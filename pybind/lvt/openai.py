@@ -5,8 +5,9 @@ Accepted message shape (a ``dict`` per message)::
     {"role": "system" | "developer" | "user" | "assistant" | "tool",
      "content": str | None | [{"type": "text", "text": str}, ...],
      "reasoning_content": str,            # also accepted as "reasoning" or "thinking"
-     "tool_calls": [{"type": "function",
-                     "function": {"name": str, "arguments": dict | str}}, ...]}
+     "tool_calls": [{"id": str, "type": "function",
+                     "function": {"name": str, "arguments": dict | str}}, ...],
+     "tool_call_id": str}                 # tool messages
 
 Rules (text is never normalised here: the family's lowering trims where its template trims):
 
@@ -21,6 +22,12 @@ Rules (text is never normalised here: the family's lowering trims where its temp
   before it applies a chat template; any other string is kept verbatim.
 * ``tools`` (JSON tool schemas) are a typed part of the conversation; each family places and
   lays them out as its template does.
+* A call's ``id`` becomes :attr:`~lvt.model.ToolCall.id` (families whose templates ignore ids
+  ignore it). Tool results carry no id of their own: lvt pairs results with calls *by
+  position* (the k-th tool message of a run of results answers the k-th call of the assistant
+  message before the run), so a tool message's ``tool_call_id``, when given, must equal the id
+  of the call at its position (when that call has an id); a tool message with no call at its
+  position is accepted here and left to the family's lowering.
 
 Every problem with the messages or the tools raises :class:`~lvt.errors.ConversationError`
 with the message index (tool definitions and call arguments nested deeper than 64 levels
@@ -126,7 +133,23 @@ def _tool_call(i: int, j: int, call: Any) -> ToolCall:
         args = tool_arguments(raw, where=f"tool call {j} arguments")
     except ConversationError as e:
         raise ConversationError(i, e.reason) from None
-    return ToolCall(name, args)
+    ident = call.get("id")
+    if ident is not None:
+        _check_str(i, f"tool call {j} id", ident)
+    return ToolCall(name, args, ident)
+
+
+def _check_result_id(i: int, tool_call_id: Any, call: ToolCall | None) -> None:
+    """A tool message's ``tool_call_id`` names the call at its position (results are paired
+    with calls by position)."""
+    if tool_call_id is None:
+        return
+    _check_str(i, "tool_call_id", tool_call_id)
+    if call is not None and call.id is not None and call.id != tool_call_id:
+        raise ConversationError(
+            i, f"tool_call_id {tool_call_id!r} is not the id {call.id!r} of the call at this "
+            "result's position (lvt pairs the k-th tool message of a run of results with the "
+            "k-th call of the assistant message before it)")
 
 
 def from_openai(
@@ -199,6 +222,7 @@ def _convert(
     if len(messages) == 0:
         raise ConversationError(None, "empty conversation")
     out: list[Message] = []
+    pending: list[ToolCall] = []  # the calls the next tool messages answer, in order
     for i, msg in enumerate(messages):
         if not isinstance(msg, Mapping):
             hint = " (an lvt.Message goes straight into lvt.Conversation)" if isinstance(
@@ -227,5 +251,10 @@ def _convert(
             if not isinstance(calls, list | tuple):
                 raise ConversationError(i, "tool_calls must be a list")
             blocks.extend(_tool_call(i, j, c) for j, c in enumerate(calls))
+        if role == Role.TOOL:
+            _check_result_id(i, msg.get("tool_call_id"), pending[0] if pending else None)
+            pending = pending[1:]
+        else:
+            pending = [b for b in blocks if isinstance(b, ToolCall)]
         out.append(Message(role, tuple(blocks)))
     return Conversation(tuple(out), add_generation_prompt, tools)

@@ -1,4 +1,4 @@
-"""The byte layout of the FFI (wire version 2), in Python: a mirror of ``Verified/Ffi.lean``.
+"""The byte layout of the FFI (wire version 3), in Python: a mirror of ``Verified/Ffi.lean``.
 
 The Lean exports ``lvt_layout_bytes`` and ``lvt_unlayout_bytes`` take and return bytes. This
 module builds the requests (:func:`encode_layout_request`, :func:`encode_unlayout_request`)
@@ -16,9 +16,9 @@ a byte count and UTF-8; an *option* is ``0``, or ``1`` and the value; a *bool* o
 * conversation: bool ``add_generation_prompt``, option of a list of JSON tools (tags 0 null,
   1 false, 2 true, 3 num text, 4 str text, 5 array, 6 object of text keys), list of messages
   (role byte 0 system … 4 tool, list of blocks: 0 plain, 1 reasoning (payload: 0 text,
-  1 tokens), 2 tool call (name, args), 3 sampled (tokens)));
+  1 tokens), 2 tool call (name, args, option of the id text), 3 sampled (tokens)));
 * symbols: list of entries 0 control id, 1 run of text, 2 verbatim id;
-* requests: version byte ``2``, format, then the conversation (layout) or the symbols
+* requests: version byte ``3``, format, then the conversation (layout) or the symbols
   (unlayout), nothing after;
 * layout answer: status 0, then 0 (refused) or 1 and a list of items (piece 0 control id /
   1 text / 2 tokens, ``u32`` owner, bool learn);
@@ -47,7 +47,7 @@ __all__ = [
     "encode_unlayout_request", "supports",
 ]
 
-WIRE_VERSION = 2
+WIRE_VERSION = 3
 """``Verified.Ffi.wireVersion``."""
 
 U32_LIMIT = 1 << 32
@@ -155,7 +155,7 @@ def _block(b: Any) -> bytes:
     if isinstance(b, Reasoning):
         return b"\x01" + _payload(b.payload)
     if isinstance(b, ToolCall):
-        return b"\x02" + _text(b.name) + _text(b.args)
+        return b"\x02" + _text(b.name) + _text(b.args) + _opt(_text, b.id)
     if isinstance(b, Sampled):
         return b"\x03" + _toks(b.ids)
     raise TypeError(f"not a block: {b!r}")
@@ -360,7 +360,8 @@ class _Reader:
         if k == 1:
             return Reasoning(self.payload())
         if k == 2:
-            return ToolCall(self.text(), self.text())
+            name, args = self.text(), self.text()
+            return ToolCall(name, args, self.opt(self.text))
         return Sampled(self.toks())
 
     def conversation(self) -> Conversation:

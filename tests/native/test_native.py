@@ -1,4 +1,4 @@
-"""Tests of the native path (wire version 2): the Lean exports, the C shim, the cffi binding,
+"""Tests of the native path (wire version 3): the Lean exports, the C shim, the cffi binding,
 the wire codec and the encoder's dispatch.
 
 Where a Lean toolchain is installed (``lake`` on ``PATH``), ``lake build`` runs and the native
@@ -166,7 +166,7 @@ def test_error_answers_and_bad_requests() -> None:
         wire.decode_unlayout_request(b"\x01" + wire.encode_family(fam) + wire.encode_syms([]))
     assert e.value.kind == "version"
     with pytest.raises(wire.WireDecodeError) as e:
-        wire.decode_unlayout_request(b"\x02\x05")
+        wire.decode_unlayout_request(bytes([wire.WIRE_VERSION, 5]))
     assert e.value.kind == "family"
     with pytest.raises(ValueError):
         big = Conversation([Message(Role.USER, [Plain(Tokens([2**32]))])])
@@ -388,7 +388,7 @@ def test_mock_library_loads_and_initialises_once(mock_backend: Any) -> None:
     assert "LVT_NATIVE_LIB" in _native.reason()
     assert lvt.backend() == "native"
     for _ in range(3):
-        _echo_ok(mock_backend, b"\x02abc")
+        _echo_ok(mock_backend, bytes([wire.WIRE_VERSION]) + b"abc")
     runtime, module, *_ = _mock_counts(mock_backend)
     assert (runtime, module) == (1, 1)
     # the high-level calls go through the same wire
@@ -401,7 +401,7 @@ def test_mock_library_loads_and_initialises_once(mock_backend: Any) -> None:
 
 @pytest.mark.parametrize("size", [1, 1000, 32 * 1024 + 1, 300_000])
 def test_mock_bytes_cross_the_shim_intact(mock_backend: Any, size: int) -> None:
-    payload = bytes([2]) + bytes((7 * i) % 256 for i in range(size - 1))
+    payload = bytes([wire.WIRE_VERSION]) + bytes((7 * i) % 256 for i in range(size - 1))
     _echo_ok(mock_backend, payload)  # sizes above 32 KiB run on the big-stack worker thread
 
 
@@ -411,8 +411,8 @@ def test_mock_from_many_python_threads(mock_backend: Any) -> None:
     def work(seed: int) -> None:
         try:
             for i in range(40):
-                _echo_ok(mock_backend, bytes([2, seed, i]) * (1 + i % 5))
-                assert mock_backend.unlayout_bytes(b"\x02") == b"\x00\x00"
+                _echo_ok(mock_backend, bytes([wire.WIRE_VERSION, seed, i]) * (1 + i % 5))
+                assert mock_backend.unlayout_bytes(bytes([wire.WIRE_VERSION])) == b"\x00\x00"
         except BaseException as e:  # collected and re-raised in the main thread
             errors.append(e)
 

@@ -14,14 +14,19 @@ here quotes the construct it mirrors.
 * user: ``[AVAILABLE_TOOLS]`` + ``json.dumps(tools)`` + ``[/AVAILABLE_TOOLS]`` before the
   ``[INST]`` of the *last* user message (v7, v11: ``UserMessagePosition.last``) or the *first*
   (v13: ``UserMessagePosition.first``), then ``[INST]`` text ``[/INST]``;
-* assistant: ``content.rstrip(" ")``, then the calls (v13: ``[TOOL_CALLS]NAME[ARGS]ARGS`` per
-  call), then ``</s>``; the answer after tool results follows ``[/TOOL_RESULTS]`` directly;
-* tool (v13): ``[TOOL_RESULTS]`` content ``[/TOOL_RESULTS]``.
+* assistant: ``content.rstrip(" ")``, then the calls, then ``</s>``; the answer after tool
+  results follows ``[/TOOL_RESULTS]`` directly. v7: ``[TOOL_CALLS]`` and
+  ``json.dumps([{"name": …, "arguments": …, "id": …}, …])``; v11: per call
+  ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]ARGS``; v13: per call ``[TOOL_CALLS]NAME[ARGS]ARGS``;
+* tool: v7/v11 ``[TOOL_RESULTS]ID[TOOL_CONTENT]`` content ``[/TOOL_RESULTS]``, v13
+  ``[TOOL_RESULTS]`` content ``[/TOOL_RESULTS]``.
 
 The generation prompt writes nothing (``encode_chat_completion`` ends a prompt at ``[/INST]``
-or ``[/TOOL_RESULTS]``). v7 and v11 write call ids (v7 ``"id"`` in the ``[TOOL_CALLS]`` JSON
-list, v11 ``[CALL_ID]``, both ``[TOOL_RESULTS]ID[TOOL_CONTENT]``); lvt's conversations carry
-no call ids, so those versions refuse tool calls and tool results with a typed error.
+or ``[/TOOL_RESULTS]``). Call ids live on the calls (:attr:`lvt.model.ToolCall.id`): v7 and
+v11 need one on every call, ``[a-zA-Z0-9]{9}`` (mistral-common's validator; v11 also refuses
+two calls of one message with the same id), and the k-th tool message of a run of results
+answers the k-th call of the assistant message before it and writes that call's id (a result
+with no call at its position is refused there). v13 writes no id and ignores them.
 ``stable`` places the tools before the first user message for every version (history is never
 rewritten when a user message is appended); for v13 it is the same as the exact mode.
 Consecutive user or assistant messages (which ``mistral-common`` merges with ``"\\n\\n"``) are
@@ -53,7 +58,8 @@ VERSIONS: tuple[str, ...] = ("v7", "v11", "v13")
 @dataclass(frozen=True)
 class MistralIds:
     """``MistralIds``: the control tokens of a tekken tokenizer (``args``/``call_id``:
-    ``[ARGS]``/``[CALL_ID]`` when the vocabulary names them; Nemo's does not)."""
+    ``[ARGS]``/``[CALL_ID]`` when the vocabulary names them; Nemo's does not;
+    ``tool_content``: ``[TOOL_CONTENT]``, which v7/v11 results write)."""
 
     bos: int
     eos: int
@@ -68,6 +74,7 @@ class MistralIds:
     sys_close: int
     args: int | None = None
     call_id: int | None = None
+    tool_content: int | None = None
     extra: tuple[int, ...] = ()
 
     @property
@@ -75,7 +82,7 @@ class MistralIds:
         """Every reserved id (``MistralIds.reserved``)."""
         base = [self.bos, self.eos, self.inst, self.end_inst, self.tools, self.end_tools,
                 self.results, self.end_results, self.calls, self.sys_open, self.sys_close]
-        opt = [t for t in (self.args, self.call_id) if t is not None]
+        opt = [t for t in (self.args, self.call_id, self.tool_content) if t is not None]
         return tuple(dict.fromkeys([*base, *opt, *self.extra]))
 
 
@@ -99,10 +106,11 @@ class UserTurn:
 
 @dataclass(frozen=True)
 class Call:
-    """A call ``[TOOL_CALLS]NAME[ARGS]ARGS``."""
+    """``MCall``: name, arguments and id (``None`` in v13, which writes no id)."""
 
     name: str
     args: str
+    id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -116,10 +124,11 @@ class AssistantTurn:
 
 @dataclass(frozen=True)
 class ResultTurn:
-    """``MTurn.result`` (v13)."""
+    """``MTurn.result``: ``id`` is the id of the call answered (v7/v11; ``None`` in v13)."""
 
     p: Any
     owner: int
+    id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -197,6 +206,86 @@ def _allowed(prev: Role, cur: Role) -> bool:
     }.get(prev, ())
 
 
+def id_ok(i: str) -> bool:
+    """``idOk``: ``^[a-zA-Z0-9]{9}$`` (``_TOOL_CALL_ID_REGEX``)."""
+    return len(i) == 9 and all(c.isascii() and c.isalnum() for c in i)
+
+
+def calls_json(cs: Sequence[Call]) -> str:
+    """``callsJson``: ``json.dumps(prepared_tool_calls, ensure_ascii=False)`` of V3's
+    ``_prepare_function_call`` objects (v7)."""
+    def one(k: Call) -> str:
+        tail = "" if k.id is None else f', "id": "{k.id}"'
+        return f'{{"name": "{k.name}", "arguments": {k.args}{tail}}}'
+    return "[" + ", ".join(one(k) for k in cs) + "]"
+
+
+def scan_val(x: str, k: int) -> int:
+    """``scanVal``: the end of the JSON value text at ``x[k]``: the first ``,``, ``}`` or ``]``
+    outside strings and brackets (or the end of ``x``)."""
+    d, in_str, esc = 0, False, False
+    while k < len(x):
+        c = x[k]
+        if in_str:
+            if esc:
+                esc = False
+            elif c == "\\":
+                esc = True
+            elif c == '"':
+                in_str = False
+        else:
+            if d == 0 and c in ",}]":
+                return k
+            if c in "{[":
+                d += 1
+            elif c in "}]":
+                d = max(d - 1, 0)
+            elif c == '"':
+                in_str = True
+        k += 1
+    return k
+
+
+def un_calls_json(x: str) -> tuple[Call, ...] | None:
+    """``unCallsJson`` after ``[`` and the check of ``unlayoutCallsV7``: a v7 call list read
+    back only when it lays out as ``x`` again."""
+    if not x.startswith("["):
+        return None
+    k, out = 1, []
+    while True:
+        pre = '{"name": "'
+        if not x.startswith(pre, k):
+            return None
+        e = x.find('"', k + len(pre))
+        e = len(x) if e < 0 else e
+        name = x[k + len(pre):e]
+        k = e
+        if not x.startswith('", "arguments": ', k):
+            return None
+        k += 16
+        e = scan_val(x, k)
+        args = x[k:e]
+        k = e
+        if not x.startswith(', "id": "', k):
+            return None
+        k += 9
+        e = x.find('"', k)
+        e = len(x) if e < 0 else e
+        ident = x[k:e]
+        k = e
+        if not x.startswith('"}', k) or not name or not args or not ident:
+            return None
+        k += 2
+        out.append(Call(name, args, ident))
+        if x[k:] == "]":
+            break
+        if not x.startswith(", ", k):
+            return None
+        k += 2
+    calls = tuple(out)
+    return calls if calls_json(calls) == x else None
+
+
 class Mistral:
     """A Mistral format instance (``MistralFmt``): ids, version (``"v7"``, ``"v11"``,
     ``"v13"``) and mode (``stable``: tools before the first user message)."""
@@ -235,13 +324,21 @@ class Mistral:
         if isinstance(t, AssistantTurn):
             o = t.owner
             out = [pay(t.p, o, True)]
-            for k in t.calls:
-                out += [ctrl(i.calls, o, True), text(k.name, o, True),
-                        ctrl(self._args(), o, True), text(k.args, o, True)]
+            if self.version == "v7":
+                if t.calls:
+                    out += [ctrl(i.calls, o, True), text(calls_json(t.calls), o, True)]
+            else:
+                for k in t.calls:
+                    out += [ctrl(i.calls, o, True), text(k.name, o, True)]
+                    if i.call_id is not None and k.id is not None:
+                        out += [ctrl(i.call_id, o, True), text(k.id, o, True)]
+                    out += [ctrl(self._args(), o, True), text(k.args, o, True)]
             return [*out, ctrl(i.eos, o, True)]
         if isinstance(t, ResultTurn):
             o = t.owner
-            return [ctrl(i.results, o, False), pay(t.p, o, False),
+            mid = [] if t.id is None or i.tool_content is None else [
+                text(t.id, o, False), ctrl(i.tool_content, o, False)]
+            return [ctrl(i.results, o, False), *mid, pay(t.p, o, False),
                     ctrl(i.end_results, o, False)]
         if isinstance(t, SampledTurn):
             return [core.toks(t.ts, t.owner, True), ctrl(i.eos, t.owner, True)]
@@ -281,10 +378,31 @@ class Mistral:
                 raise ConversationError(i, "Mistral writes an assistant message as content "
                                         "then tool calls (no reasoning in v7/v11/v13 here)")
             # `_normalize_json_content`: empty arguments are written as "{}"
-            calls.append(Call(b.name, b.args or "{}"))
-        return p, tuple(calls)
+            calls.append(Call(b.name, b.args or "{}", b.id))
+        return p, self._call_ids(i, calls)
 
-    def lower_msg(self, i: int, m: Message, tools: str | None) -> Any:
+    def _call_ids(self, i: int, calls: list[Call]) -> tuple[Call, ...]:
+        """``callIds``: v13 drops the ids; v7/v11 need a valid id on every call, distinct
+        in v11."""
+        if self.version == "v13":
+            return tuple(Call(k.name, k.args) for k in calls)
+        for j, k in enumerate(calls):
+            if k.id is None:
+                raise ConversationError(
+                    i, f"Mistral {self.version} writes a call id with every tool call "
+                    f"([TOOL_CALLS] JSON 'id' in v7, [CALL_ID] in v11): call {j} has none")
+            if not id_ok(k.id):
+                raise ConversationError(
+                    i, f"call {j}: tool call id {k.id!r} must be a-z, A-Z, 0-9, with a length "
+                    "of 9 (mistral-common's validator)")
+        ids = [k.id for k in calls]
+        if self.version == "v11" and len(set(ids)) != len(ids):
+            raise ConversationError(i, "mistral-common v11 refuses two calls of one message "
+                                    "with the same id")
+        return tuple(calls)
+
+    def lower_msg(self, i: int, m: Message, tools: str | None,
+                  rid: str | None = None) -> Any:
         """``lowerMsg``."""
         if m.role == Role.SYSTEM:
             p = content_of(m)
@@ -301,25 +419,20 @@ class Mistral:
             if len(bs) == 1 and isinstance(bs[0], Sampled):
                 return SampledTurn(bs[0].ids, i)
             p, calls = self._calls(i, bs)
-            if calls and self.version != "v13":
-                raise ConversationError(
-                    i, f"Mistral {self.version} writes a call id with every tool call "
-                    "([TOOL_CALLS] JSON 'id' in v7, [CALL_ID] in v11) and lvt's conversations "
-                    "carry none: use version 'v13'")
             if isinstance(p, str) and p == "" and not calls:
                 raise ConversationError(i, "mistral-common refuses an assistant message with "
                                         "neither content nor tool calls")
             return AssistantTurn(rstrip_space(p), calls, i)
         if m.role == Role.TOOL:
-            if self.version != "v13":
+            if self.version != "v13" and rid is None:
                 raise ConversationError(
-                    i, f"Mistral {self.version} writes the call id in every tool result "
-                    "([TOOL_RESULTS]ID[TOOL_CONTENT]…) and lvt's conversations carry none: use "
-                    "version 'v13'")
+                    i, f"Mistral {self.version} writes the id of the call answered in every "
+                    "tool result ([TOOL_RESULTS]ID[TOOL_CONTENT]…), and no call is at this "
+                    "result's position (the k-th result of a run answers the k-th call)")
             p = content_of(m)
             if p is None:
                 raise ConversationError(i, "Mistral writes a tool result as one plain block")
-            return ResultTurn(p, i)
+            return ResultTurn(p, i, None if self.version == "v13" else rid)
         raise ConversationError(i, f"Mistral has no {m.role.value} role (system, user, "
                                 "assistant and tool only)")
 
@@ -358,6 +471,7 @@ class Mistral:
                                         '"description": str, "parameters": object}}')
         at = self.tools_at(c)
         turns: list[Any] = []
+        pend: list[str | None] = []  # `pending`: the ids of the calls not yet answered
         for i, m in enumerate(ms):
             if i == 0 and m.role not in (Role.USER, Role.SYSTEM):
                 raise ConversationError(0, "mistral-common: 'Conversation must start with a "
@@ -367,11 +481,13 @@ class Mistral:
                        "alternation" if ms[i - 1].role == m.role else
                        "mistral-common raises 'Unexpected role'")
                 raise ConversationError(i, f"{m.role.value} after {ms[i - 1].role.value}: {why}")
-            t = self.lower_msg(i, m, tools if i == at else None)
+            t = self.lower_msg(i, m, tools if i == at else None, pend[0] if pend else None)
             if isinstance(t, ResultTurn) and not (
                     isinstance(turns[-1], ResultTurn)
                     or (isinstance(turns[-1], AssistantTurn) and turns[-1].calls)):
                 raise ConversationError(i, "a tool result must follow a tool call or a result")
+            pend = ([k.id for k in t.calls] if isinstance(t, AssistantTurn) else
+                    pend[1:] if isinstance(t, ResultTurn) else [])
             turns.append(t)
         if len(ms) > 1 and ms[-1].role == Role.SYSTEM:
             raise ConversationError(len(ms) - 1, "mistral-common refuses a conversation that "
@@ -419,11 +535,19 @@ class Mistral:
                     return None
                 turns.append(UserTurn(tools, r[0], 0))
                 k = r[1]
-            elif x == i.results and isinstance(x, int) and self.version == "v13":
+            elif x == i.results and isinstance(x, int):
+                rid = None
+                if self.version != "v13":
+                    if i.tool_content is None:
+                        return None
+                    r = self._until(s, k + 1, i.tool_content)
+                    if r is None or not r[0]:
+                        return None
+                    rid, k = r[0], r[1] - 1
                 r = self._until(s, k + 1, i.end_results)
                 if r is None:
                     return None
-                turns.append(ResultTurn(r[0], 0))
+                turns.append(ResultTurn(r[0], 0, rid))
                 k = r[1]
             else:
                 r2 = self._assistant(s, k)
@@ -443,14 +567,33 @@ class Mistral:
         p = ""
         if k < len(s) and isinstance(s[k], str):
             p, k = s[k], k + 1
-        calls = []
-        while k < len(s) and s[k] == i.calls and isinstance(s[k], int) and \
-                self.version == "v13" and i.args is not None:
-            if k + 3 >= len(s) or not isinstance(s[k + 1], str) or s[k + 2] != i.args \
-                    or not isinstance(s[k + 3], str):
-                return None
-            calls.append(Call(s[k + 1], s[k + 3]))
-            k += 4
+        calls: list[Call] = []
+        if self.version == "v7":
+            if k < len(s) and s[k] == i.calls and isinstance(s[k], int):
+                x = s[k + 1] if k + 1 < len(s) and isinstance(s[k + 1], str) else ""
+                cs = un_calls_json(x)
+                if cs is None:
+                    return None
+                calls, k = list(cs), k + 2
+        elif self.version == "v11":
+            while k < len(s) and s[k] == i.calls and isinstance(s[k], int) and \
+                    i.args is not None and i.call_id is not None:
+                parts = s[k + 1:k + 6]
+                if len(parts) < 5 or not isinstance(parts[0], str) or \
+                        parts[1] != i.call_id or not isinstance(parts[2], str) or \
+                        parts[3] != i.args or not isinstance(parts[4], str) or \
+                        not isinstance(parts[1], int) or not isinstance(parts[3], int):
+                    return None
+                calls.append(Call(parts[0], parts[4], parts[2]))
+                k += 6
+        else:
+            while k < len(s) and s[k] == i.calls and isinstance(s[k], int) and \
+                    i.args is not None:
+                if k + 3 >= len(s) or not isinstance(s[k + 1], str) or s[k + 2] != i.args \
+                        or not isinstance(s[k + 3], str):
+                    return None
+                calls.append(Call(s[k + 1], s[k + 3]))
+                k += 4
         if k < len(s) and s[k] == i.eos and isinstance(s[k], int):
             return AssistantTurn(p, tuple(calls), 0), k + 1
         return None
