@@ -248,6 +248,26 @@ def test_stable_is_prefix_stable_but_for_return(tok: Any) -> None:
     assert checked > 100
 
 
+def test_stable_prompt_render_is_a_prefix(tok: Any) -> None:
+    """Token for token with o200k_harmony, where ``extension_stable`` states it for layouts:
+    the stable render of the messages before an assistant message, with the generation
+    prompt, is a prefix of the render of the whole conversation, call messages included (their
+    `` to=functions.NAME`` is encoded in one span with the prompt's ``assistant``)."""
+    e = enc_for(tok, "gpt-oss-stable")
+    checked = calls = 0
+    for case in conversations("gpt-oss"):
+        ms = case.messages
+        b = e.encode_openai(ms, case.tools, case.add_generation_prompt).ids.tolist()
+        for k in range(1, len(ms)):
+            if ms[k]["role"] != "assistant" or ms[0]["role"] == "assistant":
+                continue
+            a = e.encode_openai(ms[:k], case.tools, True).ids.tolist()
+            assert b[: len(a)] == a, (case.name, k)
+            checked += 1
+            calls += bool(ms[k].get("tool_calls"))
+    assert checked > 100 and calls > 20
+
+
 def test_loss_mask_learns_assistant_output_only(tok: Any) -> None:
     e = enc_for(tok)
     case = next(c for c in conversations("gpt-oss") if c.name == "reasoning-tool-call")
