@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-#: The shipped formats the corpus checks cover.
+#: The shipped formats whose whole parity corpus goes through the CLI (test_cli_corpus.py);
+#: every format gets ``lvt check --strict`` on a subset in test_cli_corpus_families.py and its
+#: whole-corpus figure in tests/test_formats_registry.py.
 FORMATS = ("qwen2.5", "qwen3", "qwen3-stable", "llama3.1")
 
 
