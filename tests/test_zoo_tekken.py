@@ -168,3 +168,15 @@ def test_a_garbled_tekken_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "tekken_240911.json").write_text('{"config": {}, "vocab": []}', "utf-8")
     with pytest.raises(LvtError, match="not the tekken layout"):
         zoo_tekken.build_tekken(tmp_path, "mistral", None)
+
+
+def test_other_ranks_are_refused(tmp_path: Path) -> None:
+    """A tekken file of the right shape whose ranks are not the pinned ones is refused."""
+    from lvt.errors import LvtError
+
+    j = json.loads((_mc_data() / "tekken_240911.json").read_text("utf-8"))
+    j["vocab"][500]["token_bytes"], j["vocab"][501]["token_bytes"] = (
+        j["vocab"][501]["token_bytes"], j["vocab"][500]["token_bytes"])
+    (tmp_path / "tekken_240911.json").write_text(json.dumps(j), "utf-8")
+    with pytest.raises(LvtError, match="sha256"):
+        zoo_tekken.build_tekken(tmp_path, "mistral", None)

@@ -26,6 +26,7 @@ ids equal to ``mistral-common``'s own tekkenizer.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ __all__ = [
     "TEKKEN_FILES",
     "TEKKEN_N_RANKS",
     "TEKKEN_N_SPECIAL",
+    "TEKKEN_RANKS_SHA256",
     "TEKKEN_V7_SPECIALS",
     "build_tekken",
     "tekken_added_tokens",
@@ -47,6 +49,10 @@ __all__ = [
 #: Control slots of every tekken file, and the BPE ranks used (``default_vocab_size`` 131072).
 TEKKEN_N_SPECIAL = 1000
 TEKKEN_N_RANKS = 131072 - TEKKEN_N_SPECIAL
+
+#: SHA-256 of the first :data:`TEKKEN_N_RANKS` ranks' ``token_bytes`` (base64, one a line) of
+#: both ``mistral-common==1.13.1`` files (they hold the same ranks).
+TEKKEN_RANKS_SHA256 = "6e8394d108f7035db0317efdb7d8c57e2d44290b9b8bde909249d3ff0ab8269d"
 
 #: The 20 control names ``mistral-common`` gives files that name none (``tekken_240718.json``,
 #: ``tekken_240911.json``): ``Tekkenizer.DEPRECATED_SPECIAL_TOKENS``.
@@ -113,9 +119,14 @@ def build_tekken(data_dir: Path, name: str, vocab_merges: Any) -> Tokenizer:
     j = _read(path)
     entries = j["vocab"][:TEKKEN_N_RANKS]
     try:
-        raw = [base64.b64decode(e["token_bytes"]) for e in entries]
-    except (KeyError, TypeError, ValueError):
+        b64 = [e["token_bytes"] for e in entries]
+        raw = [base64.b64decode(b) for b in b64]
+        got = hashlib.sha256("\n".join(b64).encode()).hexdigest()
+    except (KeyError, TypeError, ValueError, AttributeError):
         raise LvtError(f"{path}: a vocabulary entry has no valid token_bytes") from None
+    if got != TEKKEN_RANKS_SHA256:
+        raise LvtError(f"{path}: the BPE ranks have sha256 {got}, expected "
+                       f"{TEKKEN_RANKS_SHA256} (another tekken vocabulary)")
     if [e.get("rank") for e in entries] != list(range(TEKKEN_N_RANKS)):
         raise LvtError(f"{path}: ranks are not 0..{TEKKEN_N_RANKS - 1} in order")
     ranks = {b: r for r, b in enumerate(raw)}
