@@ -68,5 +68,11 @@ def test_demo_on_each_family_no_train(fmt: str, capsys: pytest.CaptureFixture[st
     if shown.startswith("chat"):
         assert f"{fmt} cannot render the tool-use conversation" in step2
     assert "metadata fingerprint matches: True" in out
+    # every encoded sample reads back to the same ids and mask (Gemma 3: not the same owners,
+    # its render folds the system text into the first user turn)
+    m = re.search(r"round trip render\(parse\(ids\)\) == ids: (\d+)/(\d+)( \(owners too: "
+                  r"(\d+)/\d+\))?;", out)
+    assert m is not None and m.group(1) == m.group(2), out
+    assert (m.group(3) is not None) == (fmt == "gemma3")
     assert "0 violating the extension property" in out
     assert "[5/5] rlvr: skipped (--no-train)" in out
