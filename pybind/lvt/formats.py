@@ -237,63 +237,66 @@ FORMATS: dict[str, FormatSpec] = {}
 
 #: The parity figure of each format on the test corpus (see :attr:`FormatSpec.parity`).
 PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
-    'qwen2.5': (
-        'benign 127/127 identical, 0 differ only in allowed ways, 0 outside them; adversarial '
-        '25/25 within the allowed differences; causes: control_token_text 19'
+    "qwen2.5": (
+        "benign 127/127 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
+        "25/25 within the allowed differences; causes: control_token_text 19"
     ),
-    'qwen3': (
-        'benign 144/144 identical, 0 differ only in allowed ways, 0 outside them; adversarial '
-        '27/27 within the allowed differences; causes: control_token_text 27'
+    "qwen3": (
+        "benign 144/144 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
+        "27/27 within the allowed differences; causes: control_token_text 27"
     ),
-    'qwen3-stable': (
-        'benign 93/144 identical, 51 differ only in allowed ways, 0 outside them; adversarial '
-        '27/27 within the allowed differences; causes: control_token_text 27, history_rewrite 53'
+    "qwen3-stable": (
+        "benign 93/144 identical, 51 differ only in allowed ways, 0 outside them; adversarial "
+        "27/27 within the allowed differences; causes: control_token_text 27, history_rewrite "
+        "53"
     ),
-    'llama3.1': (
-        'benign 121/121 identical, 0 differ only in allowed ways, 0 outside them; adversarial '
-        '25/25 within the allowed differences; causes: control_token_text 25'
+    "llama3.1": (
+        "benign 121/121 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
+        "25/25 within the allowed differences; causes: control_token_text 25"
     ),
-    'gemma3': (
-        'benign 86/86 identical, 0 differ only in allowed ways, 0 outside them; adversarial 19/19'
-        ' within the allowed differences; causes: control_token_text 19'
+    "gemma3": (
+        "benign 86/86 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
+        "19/19 within the allowed differences; causes: control_token_text 19"
     ),
-    'deepseek-r1': (
-        'benign 144/144 identical, 0 differ only in allowed ways, 0 outside them; adversarial '
-        '27/27 within the allowed differences; causes: control_token_text 23'
+    "deepseek-r1": (
+        "benign 144/144 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
+        "27/27 within the allowed differences; causes: control_token_text 23"
     ),
-    'deepseek-r1-stable': (
-        'benign 128/144 identical, 16 differ only in allowed ways, 0 outside them; adversarial '
-        '27/27 within the allowed differences; causes: control_token_text 23, history_rewrite 18'
+    "deepseek-r1-stable": (
+        "benign 128/144 identical, 16 differ only in allowed ways, 0 outside them; adversarial "
+        "27/27 within the allowed differences; causes: control_token_text 23, history_rewrite "
+        "18"
     ),
-    'mistral': (
-        'benign 44/91 identical, 0 differ only in allowed ways, 47 outside them; adversarial 3/19'
-        ' within the allowed differences; causes: control_token_text 19, other 59; note: the '
-        "Small 3.1 template writes its default [SYSTEM_PROMPT] (with today's date) when there is "
-        "no system message, which mistral-common, the format's reference, does not (43 benign, 16"
-        ' adversarial); lvt refuses with a typed error the role sequences mistral-common merges '
-        'or rejects (user after user, a later system message: 4 benign); mistral-common itself is'
-        ' matched token for token in tests/test_mistral.py'
+    "mistral": (
+        "benign 44/91 identical, 0 differ only in allowed ways, 47 outside them; adversarial "
+        "3/19 within the allowed differences; causes: control_token_text 19, other 59; note: "
+        "the Small 3.1 template writes its default [SYSTEM_PROMPT] (with today's date) when "
+        "there is no system message, which mistral-common, the format's reference, does not (43"
+        " benign, 16 adversarial); lvt refuses with a typed error the role sequences mistral-"
+        "common merges or rejects (user after user, a later system message: 4 benign); mistral-"
+        "common itself is matched token for token in tests/test_mistral.py"
     ),
-    'mistral-stable': (
-        'benign 44/91 identical, 0 differ only in allowed ways, 47 outside them; adversarial 3/19'
-        ' within the allowed differences; causes: control_token_text 19, other 59; note: the '
-        "Small 3.1 template writes its default [SYSTEM_PROMPT] (with today's date) when there is "
-        "no system message, which mistral-common, the format's reference, does not (43 benign, 16"
-        ' adversarial); lvt refuses with a typed error the role sequences mistral-common merges '
-        'or rejects (user after user, a later system message: 4 benign); mistral-common itself is'
-        ' matched token for token in tests/test_mistral.py'
+    "mistral-stable": (
+        "benign 44/91 identical, 0 differ only in allowed ways, 47 outside them; adversarial "
+        "3/19 within the allowed differences; causes: control_token_text 19, other 59; note: "
+        "the Small 3.1 template writes its default [SYSTEM_PROMPT] (with today's date) when "
+        "there is no system message, which mistral-common, the format's reference, does not (43"
+        " benign, 16 adversarial); lvt refuses with a typed error the role sequences mistral-"
+        "common merges or rejects (user after user, a later system message: 4 benign); mistral-"
+        "common itself is matched token for token in tests/test_mistral.py"
     ),
-    'gpt-oss': (
-        'benign 135/136 identical, 0 differ only in allowed ways, 1 outside them; adversarial '
-        '27/27 within the allowed differences; causes: control_token_text 27, other 1; note: '
-        "reasoning-empty@effort-low: for an empty reasoning field ('thinking': '') on the last "
-        'message the template writes an empty analysis message, lvt none'
+    "gpt-oss": (
+        "benign 135/136 identical, 0 differ only in allowed ways, 1 outside them; adversarial "
+        "27/27 within the allowed differences; causes: control_token_text 27, other 1; note: "
+        "reasoning-empty@effort-low: for an empty reasoning field (thinking: empty string) on "
+        "the last message the template writes an empty analysis message, lvt none"
     ),
-    'gpt-oss-stable': (
-        'benign 125/136 identical, 10 differ only in allowed ways, 1 outside them; adversarial '
-        '27/27 within the allowed differences; causes: control_token_text 27, history_rewrite 10,'
-        " other 1; note: reasoning-empty@effort-low: for an empty reasoning field ('thinking': "
-        "'') on the last message the template writes an empty analysis message, lvt none"
+    "gpt-oss-stable": (
+        "benign 125/136 identical, 10 differ only in allowed ways, 1 outside them; adversarial "
+        "27/27 within the allowed differences; causes: control_token_text 27, history_rewrite "
+        "10, other 1; note: reasoning-empty@effort-low: for an empty reasoning field (thinking:"
+        " empty string) on the last message the template writes an empty analysis message, lvt "
+        "none"
     ),
 }
 
