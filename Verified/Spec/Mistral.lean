@@ -18,15 +18,22 @@ construct it mirrors.
 * `user tools p`: `[AVAILABLE_TOOLS]` + `json.dumps(tools)` + `[/AVAILABLE_TOOLS]` when this is
   the user message that receives the tools (`UserMessagePosition.last` for v7 and v11,
   `.first` for v13; the stable mode always takes the first), then `[INST]` text `[/INST]`;
-* `assistant p calls`: `content.rstrip(" ")`, then per call (v13)
-  `[TOOL_CALLS]` name `[ARGS]` arguments, then `</s>` (`eos_id`);
-* `result p` (v13): `[TOOL_RESULTS]` content `[/TOOL_RESULTS]`; the answer follows it directly;
+* `assistant p calls`: `content.rstrip(" ")`, then the calls, then `</s>` (`eos_id`). v7:
+  `[TOOL_CALLS]` + `json.dumps([{"name": …, "arguments": …, "id": …}, …])` (V2's
+  `_encode_tool_calls_in_assistant_message` with V3's `_prepare_function_call`); v11: per call
+  `[TOOL_CALLS]` name `[CALL_ID]` id `[ARGS]` arguments; v13: per call `[TOOL_CALLS]` name
+  `[ARGS]` arguments (no id);
+* `result id p`: v7 and v11 `[TOOL_RESULTS]` id `[TOOL_CONTENT]` content `[/TOOL_RESULTS]`
+  (V7 `encode_tool_message`), v13 `[TOOL_RESULTS]` content `[/TOOL_RESULTS]`; the answer
+  follows it directly;
 * `sampled ts`: an assistant turn kept as the tokens the policy sampled, then `</s>`.
 
-The generation prompt writes nothing: a prompt ends at `[/INST]` or `[/TOOL_RESULTS]`. v7 and
-v11 write call ids with every call and result (`"id"` in v7's `[TOOL_CALLS]` JSON list,
-`[CALL_ID]` in v11, `[TOOL_RESULTS]ID[TOOL_CONTENT]` in both); conversations carry no call
-ids, so `lower` refuses tool calls and results for those versions. Consecutive user or
+The generation prompt writes nothing: a prompt ends at `[/INST]` or `[/TOOL_RESULTS]`. Call ids
+live on the calls (`Block.toolCall`'s id); v7 and v11 need one on every call, of the form
+`^[a-zA-Z0-9]{9}$` (`MistralRequestValidatorV3._validate_tool_call_id`; v11 also refuses two
+calls of one message with the same id), and the k-th tool message of a run of results answers
+the k-th call of the assistant message before the run and writes that call's id (a result
+with no call at its position is refused in v7/v11). v13 writes no id. Consecutive user or
 assistant messages, which the normalizer merges with `"\n\n"`, are refused (alternation).
 -/
 
@@ -35,7 +42,8 @@ namespace Verified.Mistral
 open Verified
 
 /-- The control tokens of a tekken tokenizer (`args`, `callId`: `[ARGS]`, `[CALL_ID]` when the
-vocabulary names them; Nemo's `tekken_240718.json` does not). -/
+vocabulary names them; Nemo's `tekken_240718.json` does not; `toolContent`: `[TOOL_CONTENT]`,
+which v7/v11 results write). -/
 structure MistralIds where
   /-- `<s>` -/
   bos : Token
@@ -63,7 +71,9 @@ structure MistralIds where
   args : Option Token
   /-- `[CALL_ID]` -/
   callId : Option Token
-  /-- Every other reserved id (`[TOOL_CONTENT]`, `[THINK]`, every special added token). -/
+  /-- `[TOOL_CONTENT]` -/
+  toolContent : Option Token
+  /-- Every other reserved id (`[THINK]`, every special added token). -/
   extra : List Token
   deriving DecidableEq, Repr
 
@@ -77,18 +87,19 @@ inductive Version where
 /-- The named control tokens. -/
 @[expose] def MistralIds.named (i : MistralIds) : List Token :=
   [i.bos, i.eos, i.inst, i.endInst, i.tools, i.endTools, i.results, i.endResults, i.calls,
-    i.sysOpen, i.sysClose] ++ i.args.toList ++ i.callId.toList
+    i.sysOpen, i.sysClose] ++ i.args.toList ++ i.callId.toList ++ i.toolContent.toList
 
 /-- Every reserved id. -/
 @[expose] def MistralIds.reserved (i : MistralIds) : List Token := i.named ++ i.extra
 
 /-- The ids the proofs need: the named control tokens are pairwise distinct, and the version
-has the tokens it writes (`[ARGS]` for v11 and v13, `[CALL_ID]` for v11). -/
+has the tokens it writes (`[ARGS]` for v11 and v13, `[CALL_ID]` for v11, `[TOOL_CONTENT]` for
+v7 and v11). -/
 @[expose] def MistralIds.wf (i : MistralIds) (v : Version) : Bool :=
   nodupB i.named &&
     match v with
-    | .v7 => true
-    | .v11 => i.args.isSome && i.callId.isSome
+    | .v7 => i.toolContent.isSome
+    | .v11 => i.args.isSome && i.callId.isSome && i.toolContent.isSome
     | .v13 => i.args.isSome
 
 /-- A Mistral format instance: ids, version and mode (`stable`: the tools before the first
@@ -102,12 +113,16 @@ structure MistralFmt where
   stable : Bool
   deriving DecidableEq, Repr
 
-/-- A turn as mistral-common writes it (owners: index of the source message). -/
+/-- A call as a turn holds it: name, arguments, id (`none` in v13, which writes no id). -/
+abbrev MCall := Chars × Chars × Option Chars
+
+/-- A turn as mistral-common writes it (owners: index of the source message; a result's `id`
+is the id of the call it answers, `none` in v13). -/
 inductive MTurn where
   | system (p : LPay) (owner : Nat)
   | user (tools : Option Chars) (p : LPay) (owner : Nat)
-  | assistant (p : LPay) (calls : List (Chars × Chars)) (owner : Nat)
-  | result (p : LPay) (owner : Nat)
+  | assistant (p : LPay) (calls : List MCall) (owner : Nat)
+  | result (id : Option Chars) (p : LPay) (owner : Nat)
   | sampled (ts : List Token) (owner : Nat)
   deriving DecidableEq, Repr
 
@@ -134,11 +149,54 @@ structure MConv where
 variable (f : MistralFmt)
 
 /-- One call: `[self.TOOL_CALLS, *encode(name), self.ARGS, *encode(json.dumps(arguments))]`
-(v13 `_encode_tool_calls_in_assistant_message`). -/
-@[expose] def callItems (o : Nat) (k : Chars × Chars) : List Item :=
+(v13), with `self.CALL_ID, *encode(id)` before `self.ARGS` when the call has an id (v11
+`_encode_tool_calls_in_assistant_message`; v13 lowers calls without ids). -/
+@[expose] def callItems (o : Nat) (k : MCall) : List Item :=
   match f.ids.args with
-  | some a => [ctl f.ids.calls o true, txt k.1 o true, ctl a o true, txt k.2 o true]
+  | some a =>
+      [ctl f.ids.calls o true, txt k.1 o true] ++
+        (match f.ids.callId, k.2.2 with
+          | some c, some i => [ctl c o true, txt i o true]
+          | _, _ => []) ++
+        [ctl a o true, txt k.2.1 o true]
   | none => []
+
+/-- `"s"`: `json.dumps` of a string with nothing to escape (names are `[a-zA-Z0-9_-]`, ids
+`[a-zA-Z0-9]`). -/
+@[expose] def quoted (s : Chars) : Chars := '"' :: s ++ ['"']
+
+/-- `{"name": ` -/
+@[expose] def jName : Chars := ['{', '"', 'n', 'a', 'm', 'e', '"', ':', ' ']
+/-- `, "arguments": ` -/
+@[expose] def jArgs : Chars :=
+  [',', ' ', '"', 'a', 'r', 'g', 'u', 'm', 'e', 'n', 't', 's', '"', ':', ' ']
+/-- `, "id": ` -/
+@[expose] def jId : Chars := [',', ' ', '"', 'i', 'd', '"', ':', ' ']
+
+/-- One call object as `json.dumps` writes V3's `_prepare_function_call`:
+`{"name": …, "arguments": …, "id": …}` (the id only when there is one). -/
+@[expose] def callJson (k : MCall) : Chars :=
+  jName ++ quoted k.1 ++ jArgs ++ k.2.1 ++
+    (match k.2.2 with
+      | some i => jId ++ quoted i
+      | none => []) ++ ['}']
+
+/-- The objects, separated by `", "`. -/
+@[expose] def joinObjs : List Chars → Chars
+  | [] => []
+  | [x] => x
+  | x :: xs => x ++ [',', ' '] ++ joinObjs xs
+
+/-- `json.dumps(prepared_tool_calls, ensure_ascii=False)` (v7). -/
+@[expose] def callsJson (cs : List MCall) : Chars := '[' :: joinObjs (cs.map callJson) ++ [']']
+
+/-- The calls of an assistant turn: v7 `[self.TOOL_CALLS, *encode(json.dumps(calls))]` (V2's
+`_encode_tool_calls_in_assistant_message`), v11 and v13 one `callItems` per call. -/
+@[expose] def callsItems (o : Nat) (cs : List MCall) : List Item :=
+  match f.version, cs with
+  | _, [] => []
+  | .v7, cs => [ctl f.ids.calls o true, txt (callsJson cs) o true]
+  | _, cs => cs.flatMap (callItems f o)
 
 /-- The items of one turn. -/
 @[expose] def turnItems : MTurn → List Item
@@ -154,9 +212,16 @@ variable (f : MistralFmt)
   -- content tokens, `curr_tokens += self._encode_tool_calls_in_assistant_message(message)`,
   -- `curr_tokens.append(self.tokenizer.eos_id)`
   | .assistant p calls o =>
-      [pay p o true] ++ calls.flatMap (callItems f o) ++ [ctl f.ids.eos o true]
-  -- `[self.BEGIN_TOOL_RESULTS, *content_tokens, self.END_TOOL_RESULTS]` (v13)
-  | .result p o => [ctl f.ids.results o false, pay p o false, ctl f.ids.endResults o false]
+      [pay p o true] ++ callsItems f o calls ++ [ctl f.ids.eos o true]
+  -- v7/v11: `[self.BEGIN_TOOL_RESULTS, *tool_call_id_tokens, self.BEGIN_TOOL_CONTENT, *tokens,
+  -- self.END_TOOL_RESULTS]`; v13: `[self.BEGIN_TOOL_RESULTS, *content_tokens,
+  -- self.END_TOOL_RESULTS]`
+  | .result i p o =>
+      [ctl f.ids.results o false] ++
+        (match i, f.ids.toolContent with
+          | some x, some tc => [txt x o false, ctl tc o false]
+          | _, _ => []) ++
+        [pay p o false, ctl f.ids.endResults o false]
   | .sampled ts o => [⟨.toks ts, ⟨o, true⟩⟩, ctl f.ids.eos o true]
 
 /-- The items of a lowered conversation: `self.start()` (`[self.tokenizer.bos_id]`) and the
@@ -224,13 +289,13 @@ turns; the generation prompt writes nothing. -/
 @[expose] def emptyObj : Chars := ['{', '}']
 
 /-- The calls of an assistant body. -/
-@[expose] def callsOf : List Block → Option (List (Chars × Chars))
+@[expose] def callsOf : List Block → Option (List MCall)
   | [] => some []
-  | .toolCall n a _ :: bs => (callsOf bs).map ((n, if a.isEmpty then emptyObj else a) :: ·)
+  | .toolCall n a i :: bs => (callsOf bs).map ((n, if a.isEmpty then emptyObj else a, i) :: ·)
   | _ => none
 
 /-- Content and calls of an assistant body: an optional plain block, then calls. -/
-@[expose] def bodyOf : List Block → Option (LPay × List (Chars × Chars))
+@[expose] def bodyOf : List Block → Option (LPay × List MCall)
   | .plain p :: bs => (callsOf bs).map fun cs => (p.lower, cs)
   | bs => (callsOf bs).map fun cs => (.text [], cs)
 
@@ -242,49 +307,83 @@ turns; the generation prompt writes nothing. -/
   | .tool, .assistant | .tool, .tool | .tool, .user => true
   | _, _ => false
 
-/-- Lower one message (`tools`: the `[AVAILABLE_TOOLS]` text when it goes here). -/
-@[expose] def lowerMsg (tools : Option Chars) (i : Nat) (m : Message) : Option MTurn :=
+/-- A call id v7/v11 accept: `^[a-zA-Z0-9]{9}$` (`_TOOL_CALL_ID_REGEX`). -/
+@[expose] def idOk (i : Chars) : Bool := i.length == 9 && i.all Char.isAlphanum
+
+/-- No two elements are equal. -/
+@[expose] def distinct : List (Option Chars) → Bool
+  | [] => true
+  | x :: xs => !xs.contains x && distinct xs
+
+/-- The calls' ids as the version needs them: v13 drops them (it writes none); v7 and v11 need
+a valid id on every call (`_validate_tool_call_id`), pairwise distinct in v11 (`Duplicate tool
+call id … in assistant message`). -/
+@[expose] def callIds (cs : List MCall) : Option (List MCall) :=
+  match f.version with
+  | .v13 => some (cs.map fun k => (k.1, k.2.1, none))
+  | v =>
+      if cs.all (fun k => match k.2.2 with
+          | some i => idOk i
+          | none => false) &&
+          (v != .v11 || distinct (cs.map (·.2.2)))
+      then some cs else none
+
+/-- Lower one message (`tools`: the `[AVAILABLE_TOOLS]` text when it goes here; `rid`: the id
+of the call a tool message answers, if there is one at its position). -/
+@[expose] def lowerMsg (tools : Option Chars) (rid : Option (Option Chars)) (i : Nat)
+    (m : Message) : Option MTurn :=
   match m.role with
   | .system => m.content?.map fun p => .system p i
   | .user => m.content?.map fun p => .user tools p i
   | .assistant =>
       match m.blocks with
       | [.sampled ts] => some (.sampled ts i)
-      | bs => (bodyOf bs).bind fun (p, cs) =>
-          -- v7/v11 write call ids (`"id"`, `[CALL_ID]`), which conversations do not carry
-          if !cs.isEmpty && f.version ≠ .v13 then none
+      | bs => (bodyOf bs).bind fun (p, cs) => (callIds f cs).bind fun cs =>
           -- `raise TokenizerException(f"Invalid assistant message: {message}")`
-          else if isEmptyText p && cs.isEmpty then none
+          if isEmptyText p && cs.isEmpty then none
           else some (.assistant (rstripSpace p) cs i)
-  -- v7/v11 write `[TOOL_RESULTS]ID[TOOL_CONTENT]`: refused as above
-  | .tool => if f.version = .v13 then m.content?.map fun p => .result p i else none
+  | .tool =>
+      match f.version, rid with
+      | .v13, _ => m.content?.map fun p => .result none p i
+      -- v7/v11 write the id of the call answered (`[TOOL_RESULTS]ID[TOOL_CONTENT]`)
+      | _, some (some x) => m.content?.map fun p => .result (some x) p i
+      | _, _ => none
   | .developer => none
 
 /-- A result follows a call or a result (the validator pairs results with calls). -/
 @[expose] def afterCall : Option MTurn → Bool
-  | some (.result _ _) => true
+  | some (.result _ _ _) => true
   | some (.assistant _ (_ :: _) _) => true
   | _ => false
 
 /-- A turn's own kind is a result. -/
 @[expose] def MTurn.isResult : MTurn → Bool
-  | .result _ _ => true
+  | .result _ _ _ => true
   | _ => false
 
-/-- Lower the messages from index `i` (`prev`: the previous role and turn; `pos`: the index of
-the user message that receives the tools). -/
+/-- The ids of the calls not yet answered after turn `t` (`pend`: before it): a call's, all its
+calls; a result's, the rest; any other, none. -/
+@[expose] def MTurn.pending (pend : List (Option Chars)) : MTurn → List (Option Chars)
+  | .assistant _ cs _ => cs.map (·.2.2)
+  | .result _ _ _ => pend.tail
+  | _ => []
+
+/-- Lower the messages from index `i` (`prev`: the previous role and turn; `pend`: the ids of
+the calls not yet answered; `pos`: the index of the user message that receives the tools). -/
 @[expose] def lowerMsgs (tools : Option Chars) (pos : Option Nat) :
-    Option Role → Option MTurn → Nat → List Message → Option (List MTurn)
-  | _, _, _, [] => some []
-  | prev, prevT, i, m :: ms =>
+    Option Role → Option MTurn → List (Option Chars) → Nat → List Message →
+      Option (List MTurn)
+  | _, _, _, _, [] => some []
+  | prev, prevT, pend, i, m :: ms =>
       let ok : Bool := match prev with
         -- "Conversation must start with a user message or system message"
         | none => m.role = .user || m.role = .system
         | some r => allowed r m.role
       if !ok then none else
-        (lowerMsg f (if pos = some i then tools else none) i m).bind fun t =>
+        (lowerMsg f (if pos = some i then tools else none) pend.head? i m).bind fun t =>
           if t.isResult && !afterCall prevT then none else
-            (lowerMsgs tools pos (some m.role) (some t) (i + 1) ms).map (t :: ·)
+            (lowerMsgs tools pos (some m.role) (some t) (t.pending pend) (i + 1) ms).map
+              (t :: ·)
 
 /-- The indices of the user messages from index `i`. -/
 @[expose] def userIdxs : Nat → List Message → List Nat
@@ -307,7 +406,7 @@ the user message that receives the tools). -/
 
 /-- A turn's names are valid and its token payloads hold no control token. -/
 @[expose] def turnOk : MTurn → Bool
-  | .system p _ | .user _ p _ | .result p _ => payFree f.ids.reserved p
+  | .system p _ | .user _ p _ | .result _ p _ => payFree f.ids.reserved p
   | .assistant p cs _ => payFree f.ids.reserved p && cs.all fun k => nameOk k.1
   | .sampled ts _ => allFree f.ids.reserved ts
 
@@ -324,7 +423,7 @@ the user message that receives the tools). -/
     | some (t :: ts) => (toolsJson (t :: ts)).map some
     | _ => some none
   tj.bind fun tools =>
-    (lowerMsgs f tools (if tools.isSome then toolsAt f c.messages else none) none none 0
+    (lowerMsgs f tools (if tools.isSome then toolsAt f c.messages else none) none none [] 0
         c.messages).bind fun ts =>
       if lastOk c.messages && ts.all (turnOk f) then
         some ⟨ts, if c.addGenerationPrompt then some c.messages.length else none⟩
@@ -338,28 +437,97 @@ the user message that receives the tools). -/
   | (x, .ctrl t :: rest) => if t = close then some (x, rest) else none
   | _ => none
 
-/-- The calls of an assistant turn (`[TOOL_CALLS]` name `[ARGS]` arguments, v13). -/
-@[expose] def unlayoutCalls : Nat → List Sym → Option (List (Chars × Chars) × List Sym)
+/-- The calls of an assistant turn (`[TOOL_CALLS]` name `[ARGS]` arguments, v13;
+`[TOOL_CALLS]` name `[CALL_ID]` id `[ARGS]` arguments, v11). -/
+@[expose] def unlayoutCalls : Nat → List Sym → Option (List MCall × List Sym)
   | 0, s => some ([], s)
   | n + 1, .ctrl t :: s =>
-      if t = f.ids.calls && f.version = .v13 then
-        match f.ids.args with
-        | some a =>
+      if t = f.ids.calls && f.version != .v7 then
+        match f.ids.args, f.version, f.ids.callId with
+        | some a, .v11, some c =>
+            (untilCtrl c s).bind fun (name, s2) =>
+              (untilCtrl a s2).bind fun (i, s3) =>
+                let r := takeText s3
+                if name.isEmpty || i.isEmpty || r.1.isEmpty then none else
+                  (unlayoutCalls n r.2).map fun (cs, s4) => ((name, r.1, some i) :: cs, s4)
+        | some a, .v13, _ =>
             (untilCtrl a s).bind fun (name, s2) =>
               let r := takeText s2
               if name.isEmpty || r.1.isEmpty then none else
-                (unlayoutCalls n r.2).map fun (cs, s3) => ((name, r.1) :: cs, s3)
-        | none => some ([], .ctrl t :: s)
+                (unlayoutCalls n r.2).map fun (cs, s3) => ((name, r.1, none) :: cs, s3)
+        | _, _, _ => some ([], .ctrl t :: s)
       else some ([], .ctrl t :: s)
   | _ + 1, s => some ([], s)
+
+/-- `cs` less the prefix `p`. -/
+@[expose] def dropPre : Chars → Chars → Option Chars
+  | [], cs => some cs
+  | _ :: _, [] => none
+  | p :: ps, c :: cs => if p = c then dropPre ps cs else none
+
+/-- The text of a JSON value at the head of `cs` and what follows it: up to the first `,`, `}`
+or `]` outside strings and brackets (depth `d`; `str`, `esc`: inside a string, after a
+backslash). Text that is not JSON may be cut anywhere: what is read back is then checked to
+lay out as the text again. -/
+@[expose] def scanVal : Nat → Bool → Bool → Chars → Chars × Chars
+  | _, _, _, [] => ([], [])
+  | d, true, esc, c :: cs =>
+      let r := if esc then scanVal d true false cs
+        else if c == '\\' then scanVal d true true cs
+        else if c == '"' then scanVal d false false cs
+        else scanVal d true false cs
+      (c :: r.1, r.2)
+  | d, false, _, c :: cs =>
+      if d == 0 && (c == ',' || c == '}' || c == ']') then ([], c :: cs)
+      else
+        let d' := if c == '{' || c == '[' then d + 1
+          else if c == '}' || c == ']' then d - 1 else d
+        let r := scanVal d' (c == '"') false cs
+        (c :: r.1, r.2)
+
+/-- One v7 call object `{"name": "N", "arguments": A, "id": "I"}` and the text after it. -/
+@[expose] def unCallJson (cs : Chars) : Option (MCall × Chars) :=
+  (dropPre (jName ++ ['"']) cs).bind fun r1 =>
+    let n := r1.takeWhile (· != '"')
+    (dropPre ('"' :: jArgs) (r1.drop n.length)).bind fun r2 =>
+      let a := scanVal 0 false false r2
+      (dropPre (jId ++ ['"']) a.2).bind fun r4 =>
+        let i := r4.takeWhile (· != '"')
+        (dropPre ['"', '}'] (r4.drop i.length)).bind fun r5 =>
+          if n.isEmpty || a.1.isEmpty || i.isEmpty then none else some ((n, a.1, some i), r5)
+
+/-- The objects of a v7 call list after its `[`, through the closing `]` (`fuel`: at least the
+number of objects). -/
+@[expose] def unCallsJson : Nat → Chars → Option (List MCall)
+  | 0, _ => none
+  | n + 1, cs => (unCallJson cs).bind fun (k, r) =>
+      match r with
+      | [']'] => some [k]
+      | ',' :: ' ' :: r' => (unCallsJson n r').map (k :: ·)
+      | _ => none
+
+/-- The calls of a v7 assistant turn: `[TOOL_CALLS]` and the JSON list, read back only when it
+lays out as that text again. -/
+@[expose] def unlayoutCallsV7 : List Sym → Option (List MCall × List Sym)
+  | .ctrl t :: s =>
+      if t = f.ids.calls then
+        match takeText s with
+        | ('[' :: body, rest) =>
+            (unCallsJson body.length body).bind fun cs =>
+              if callsJson cs = '[' :: body then some (cs, rest) else none
+        | _ => none
+      else some ([], .ctrl t :: s)
+  | s => some ([], s)
 
 /-- An assistant turn: content, calls, `</s>`. -/
 @[expose] def unlayoutAssistant (s : List Sym) : Option (MTurn × List Sym) :=
   let r := takeText s
-  (unlayoutCalls f r.2.length r.2).bind fun (cs, s2) =>
-    match s2 with
-    | .ctrl e :: rest => if e = f.ids.eos then some (.assistant (.text r.1) cs 0, rest) else none
-    | _ => none
+  (if f.version = .v7 then unlayoutCallsV7 f r.2 else unlayoutCalls f r.2.length r.2).bind
+    fun (cs, s2) =>
+      match s2 with
+      | .ctrl e :: rest =>
+          if e = f.ids.eos then some (.assistant (.text r.1) cs 0, rest) else none
+      | _ => none
 
 /-- The turns (`fuel`: at least the number of symbols). -/
 @[expose] def unlayoutTurns : Nat → List Sym → Option (List MTurn)
@@ -381,9 +549,17 @@ the user message that receives the tools). -/
       else if t = f.ids.inst then
         (untilCtrl f.ids.endInst s).bind fun (x, r) =>
           (unlayoutTurns n r).map (.user none (.text x) 0 :: ·)
-      else if t = f.ids.results && f.version = .v13 then
-        (untilCtrl f.ids.endResults s).bind fun (x, r) =>
-          (unlayoutTurns n r).map (.result (.text x) 0 :: ·)
+      else if t = f.ids.results then
+        match f.version, f.ids.toolContent with
+        | .v13, _ =>
+            (untilCtrl f.ids.endResults s).bind fun (x, r) =>
+              (unlayoutTurns n r).map (.result none (.text x) 0 :: ·)
+        | _, some tc =>
+            (untilCtrl tc s).bind fun (i, r) =>
+              (untilCtrl f.ids.endResults r).bind fun (x, r2) =>
+                if i.isEmpty then none else
+                  (unlayoutTurns n r2).map (.result (some i) (.text x) 0 :: ·)
+        | _, none => none
       else
         (unlayoutAssistant f (.ctrl t :: s)).bind fun (a, r) =>
           (unlayoutTurns n r).map (a :: ·)
@@ -405,7 +581,7 @@ the user message that receives the tools). -/
   | .system p _ => .system p 0
   | .user j p _ => .user j p 0
   | .assistant p cs _ => .assistant p cs 0
-  | .result p _ => .result p 0
+  | .result i p _ => .result i p 0
   | .sampled ts _ => .sampled ts 0
 
 /-- Set every owner to 0 and forget the prompt (it writes no token). -/
@@ -418,15 +594,16 @@ the user message that receives the tools). -/
 @[expose] def tekkenBase : List Token := [1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 18]
 
 /-- The v7+ tekken vocabularies (Mistral Small 3.x, Devstral, Magistral): `[ARGS]` 32,
-`[CALL_ID]` 33; every other of the 1000 control ranks reserved. -/
+`[CALL_ID]` 33, `[TOOL_CONTENT]` 19; every other of the 1000 control ranks reserved. -/
 @[expose] def tekkenIds : MistralIds :=
-  ⟨1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 18, some 32, some 33,
-    (List.range 1000).filter fun t => !(tekkenBase ++ [32, 33]).elem t⟩
+  ⟨1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 18, some 32, some 33, some 19,
+    (List.range 1000).filter fun t => !(tekkenBase ++ [19, 32, 33]).elem t⟩
 
-/-- Nemo's `tekken_240718.json` (and `tekken_240911.json`): no `[ARGS]`, no `[CALL_ID]`. -/
+/-- Nemo's `tekken_240718.json` (and `tekken_240911.json`): no `[ARGS]`, no `[CALL_ID]`;
+`[TOOL_CONTENT]` 19. -/
 @[expose] def nemoIds : MistralIds :=
-  ⟨1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 18, none, none,
-    (List.range 1000).filter fun t => !tekkenBase.elem t⟩
+  ⟨1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 18, none, none, some 19,
+    (List.range 1000).filter fun t => !(tekkenBase ++ [19]).elem t⟩
 
 /-! ## The format -/
 
