@@ -22,6 +22,7 @@ public import Verified.Thm.Llama
 public import Verified.Thm.DeepSeek
 public import Verified.Thm.DeepSeekRead
 public import Verified.Thm.DeepSeekRound
+public import Verified.Thm.DeepSeekLearn
 public import Verified.Thm.Gemma
 public import Verified.Thm.Mistral
 public import Verified.Thm.Harmony

@@ -6,6 +6,7 @@ public import Verified.Thm.DeepSeekLower
 public import Verified.Thm.DeepSeekSound
 public import Verified.Thm.DeepSeekMask
 public import Verified.Thm.DeepSeekRound
+public import Verified.Thm.DeepSeekLearn
 
 public section
 
@@ -23,6 +24,9 @@ public section
   training render — ids, mask and owners — in both modes and after any message.
 * `mask_owner` (`Thm/DeepSeekMask.lean`): only assistant messages are learned — every token
   with loss bit 1 belongs to an assistant message of the conversation.
+* `mask_sampled` (`Thm/DeepSeekLearn.lean`): in a conversation whose assistant messages are
+  all sampled turns, the learned tokens are exactly each assistant message's sampled tokens
+  followed by `<｜end▁of▁sentence｜>`, in order, each owned by its message.
 * Where prefix stability fails, in both modes, stated on symbols by `decide`:
   `not_prefix_after_results` (a run of tool results followed by a user message loses its
   `<｜tool▁outputs▁end｜>`) and `not_prefix_system` (a later system message is hoisted right
