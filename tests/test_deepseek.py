@@ -93,7 +93,8 @@ def _sample_ids(enc) -> tuple[int, ...]:
 @settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
 @given(data=st.data())
 def test_parse_render(enc, data) -> None:
-    """``parse_render``: parsing a render gives back the lowered conversation (owners 0)."""
+    """``parse_render`` (``r1_parse_render``, ``Verified/Thm/DeepSeekRound.lean``): parsing a
+    render gives back the lowered conversation (owners 0)."""
     c = data.draw(conversations())
     q = enc.lower(c)
     assert enc.parse_lowered(enc.encode(c).ids) == erase(q)
@@ -104,7 +105,8 @@ def test_parse_render(enc, data) -> None:
 @settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
 @given(data=st.data())
 def test_render_parse_on_mutated_streams(enc, data) -> None:
-    """``render_parse``: whatever the parser accepts re-renders to exactly its input."""
+    """``render_parse`` (``r1_render_parse``): whatever the parser accepts re-renders to
+    exactly its input."""
     c = data.draw(conversations())
     base = enc.encode(c).ids.tolist()
     res = sorted(enc.family.ids.controls())
@@ -129,7 +131,8 @@ def test_render_parse_on_mutated_streams(enc, data) -> None:
 @settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
 @given(data=st.data())
 def test_no_forgery(enc, data) -> None:
-    """``no_forgery``: reserved ids sit exactly where the layout placed control tokens."""
+    """``no_forgery`` (``r1_no_forgery``): reserved ids sit exactly where the layout placed
+    control tokens."""
     c = data.draw(conversations())
     items = enc.family.layout(enc.lower(c))
     ids, _, _, src = core.encode_items(enc.codec, items)
@@ -141,8 +144,9 @@ def test_no_forgery(enc, data) -> None:
 @settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
 @given(data=st.data())
 def test_prefix_stability(enc, data) -> None:
-    """``prefix_stable`` (both modes): the render of a conversation is a prefix of the render
-    of every extension (ids, mask, owners) that appends no system message, unless the
+    """Prefix stability (both modes; tested, not yet a Lean theorem, ``prompt_prefix`` is): the
+    render of a conversation is a prefix of the render of every extension (ids, mask,
+    owners) that appends no system message, unless the
     conversation's last message other than a system one is a tool result (its
     ``<｜tool▁outputs▁end｜>`` is written only before an answer or at the end), or the
     conversation ends with a user message and a later call message follows (written without
@@ -223,7 +227,8 @@ def test_prompt_prefix(enc, data) -> None:
 @settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
 @given(data=st.data())
 def test_mask_owner_and_sampled(enc, data) -> None:
-    """``mask_owner``: a learned token belongs to an assistant message. ``mask_sampled``:
+    """``mask_owner``: a learned token belongs to an assistant message. ``mask_sampled``
+    (``Verified/Thm/DeepSeekLearn.lean``):
     with every assistant turn sampled, the learned tokens are each turn's tokens and its
     end of turn."""
     c = data.draw(conversations(_sample_ids(enc)))

@@ -117,8 +117,8 @@ _DS_NAMES = ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<�
 #: The extension property of both DeepSeek-R1 formats.
 _DS_EXTENSION = ("prefix, except across an appended system message, after tool results not "
                  "followed by an answer, and for a later call message right after a user one; "
-                 "tested on the corpus (prompt_prefix proven in Lean, the general prefix "
-                 "theorem not yet)")
+                 "tested on the corpus (prompt_prefix, the round trip and mask_sampled proven "
+                 "in Lean, the general prefix theorem not yet)")
 
 
 def _ds_ids(tok: Any, fmt: str) -> DsIds:
