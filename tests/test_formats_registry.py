@@ -34,7 +34,7 @@ def test_proven_names_existing_theorems(fmt: str) -> None:
 
 def test_the_part_one_families_and_gemma_are_proven() -> None:
     proven = {n for n in lvt.format_names() if lvt.FORMATS[n].proven}
-    assert proven == {"qwen2.5", "qwen3", "qwen3-stable", "llama3.1", "gemma3"}
+    assert proven == {"qwen2.5", "qwen3", "qwen3-stable", "llama3.1", "gemma3", "gpt-oss-stable"}
 
 
 # ---------------------------------------------------------------------------------------------

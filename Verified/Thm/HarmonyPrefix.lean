@@ -17,14 +17,16 @@ public section
   sampled turn (inference and training agree: the render with the prompt, then the sampled
   tokens, learned and owned by the new message, is the render of the conversation with the
   sampled turn appended, for every codec).
+* `extension_stable_training`: the `<|return|>` exception made precise. Without the prompt,
+  the layout of a conversation with its final answers ended by `<|end|>` (`HTurn.unret`) is a
+  prefix of the layout of the conversation followed by any messages: an appended message
+  changes only the last answer's `<|return|>`.
 
-What does not hold, and why (tested in `tests/test_harmony.py`, not stated here): the render
-*without* the generation prompt is not a prefix of an extension's when it ends with an answer
-(its `<|return|>` becomes `<|end|>`), and in the exact format an appended final answer drops
-the analysis of earlier call messages (`future_final_message`). A call message's render is
-a prefix of an extension's at the item level; at the token level its ` to=functions.NAME`
-text joins the prompt's `assistant` text in one encoded span, so no codec-independent token
-statement is made for it.
+Not stated here: token-level prefixes of the training render and of a prompt followed by a
+call message (` to=functions.NAME` is text right after the prompt's `assistant` text, so the
+two are encoded as one span and only a codec that splits before the space keeps the prefix;
+o200k does, `tests/test_harmony.py` checks it); the exact format (an appended final answer
+drops the analysis of earlier call messages, `future_final_message`; tested).
 -/
 
 namespace Verified.Harmony
@@ -306,3 +308,178 @@ theorem sampled_extension_stable (f : HarmonyFmt) (hs : f.mode = .stable) (codec
       subst hx
       rfl
   rw [e2, encodeItems_append _ _ _ hh, Qwen.encodeItems_toks]
+
+/-! ## Training renders: the `<|return|>` exception -/
+
+/-- A final answer ended with `<|end|>` instead of `<|return|>` (what an appended message does
+to the last answer of a training render); every other turn unchanged. -/
+@[expose] def HTurn.unret : HTurn → HTurn
+  | .final p _ o => .final p false o
+  | .dev pre p post o => .dev pre p post o
+  | .user p o => .user p o
+  | .analysis p o => .analysis p o
+  | .call n a o => .call n a o
+  | .result n q o => .result n q o
+  | .sampled ts o => .sampled ts o
+
+theorem unret_unret (t : HTurn) : t.unret.unret = t.unret := by
+  cases t <;> rfl
+
+theorem map_unret_ite (c : Prop) [Decidable c] (L : List LPay) (i : Nat) :
+    List.map HTurn.unret (if c then L.map (fun x => HTurn.analysis x i) else []) =
+      (if c then L.map (fun x => HTurn.analysis x i) else []) := by
+  split
+  · simp only [List.map_map]
+    rfl
+  · rfl
+
+/-- The last message of a training render differs from an earlier one only in `<|return|>`
+(stable format). -/
+theorem lowerAsst_last {f : HarmonyFmt} (hs : f.mode = .stable) (i : Nat) (m : Message)
+    (later : List Message) :
+    lowerAsst f i m later false =
+      (lowerAsst f i m later true).map fun r => (r.1.map HTurn.unret, r.2) := by
+  unfold lowerAsst
+  split
+  · rfl
+  · cases asmBlocks none none [] m.blocks with
+    | none => rfl
+    | some x =>
+      obtain ⟨th, co, cs⟩ := x
+      simp only [Option.bind_some]
+      split
+      · cases th <;> simp [hs, HTurn.unret]
+      · split
+        · rfl
+        · simp only [Option.map_some, List.map_append, map_unret_ite, List.map_cons,
+            List.map_nil, HTurn.unret]
+      · rfl
+
+theorem lowerAsst_false {f : HarmonyFmt} (hs : f.mode = .stable) (i : Nat) (m : Message)
+    (later : List Message) (b : Bool) :
+    lowerAsst f i m later false =
+      (lowerAsst f i m later b).map fun r => (r.1.map HTurn.unret, r.2) := by
+  cases b with
+  | true => exact lowerAsst_last hs i m later
+  | false =>
+    rw [lowerAsst_last hs i m later, Option.map_map]
+    congr 1
+    funext r
+    simp [Function.comp_def, unret_unret]
+
+/-- Lowering a training render's messages, then appending messages: the turns of the list are
+kept but for `<|return|>` (stable format). -/
+theorem lowerMsgs_append_training {f : HarmonyFmt} (hs : f.mode = .stable) (g : Bool) :
+    ∀ {ms : List Message} {st : Option Chars} {i : Nat} {ts : List HTurn},
+      lowerMsgs f false st i ms = some ts →
+      ∃ st', ∀ y ys, lowerMsgs f g st i (ms ++ y :: ys) =
+        (lowerMsgs f g st' (i + ms.length) (y :: ys)).map (ts.map HTurn.unret ++ ·)
+  | [], st, i, ts, h => by
+    simp only [lowerMsgs, Option.some.injEq] at h
+    subst h
+    exact ⟨st, fun y ys => by simp⟩
+  | ⟨role, bs⟩ :: ms, st, i, ts, h => by
+    have e : i + (ms.length + 1) = i + 1 + ms.length := by omega
+    cases role with
+    | assistant =>
+      simp only [lowerMsgs, Bool.not_false, Bool.and_true] at h
+      cases ha : lowerAsst f i ⟨.assistant, bs⟩ ms ms.isEmpty with
+      | none => simp [ha] at h
+      | some r =>
+        try simp only [ha, Option.bind_some] at h
+        obtain ⟨ts', h1, rfl⟩ := Option.map_eq_some_iff.mp h
+        obtain ⟨st', hap⟩ := lowerMsgs_append_training hs g h1
+        refine ⟨st', fun y ys => ?_⟩
+        simp only [List.cons_append, lowerMsgs, isEmpty_append_cons, Bool.false_and]
+        rw [lowerAsst_stable hs i _ (ms ++ y :: ys) ms, lowerAsst_false hs i _ ms ms.isEmpty, ha]
+        simp only [Option.map_some, Option.bind_some]
+        rw [hap y ys, List.length_cons, e, Option.map_map]
+        simp [Function.comp_def, lowerMsgs]
+    | tool =>
+      simp only [lowerMsgs] at h
+      split at h
+      · rename_i n s hc
+        obtain ⟨ts', h1, rfl⟩ := Option.map_eq_some_iff.mp h
+        obtain ⟨st', hap⟩ := lowerMsgs_append_training hs g h1
+        refine ⟨st', fun y ys => ?_⟩
+        simp only [List.cons_append, lowerMsgs, hc]
+        rw [hap y ys, List.length_cons, e, Option.map_map]
+        simp [Function.comp_def, HTurn.unret, lowerMsgs]
+      · cases h
+    | user =>
+      simp only [lowerMsgs] at h
+      cases hc : Message.content? ⟨.user, bs⟩ with
+      | none => simp [hc] at h
+      | some p =>
+        simp only [hc, Option.bind_some] at h
+        obtain ⟨ts', h1, rfl⟩ := Option.map_eq_some_iff.mp h
+        obtain ⟨st', hap⟩ := lowerMsgs_append_training hs g h1
+        refine ⟨st', fun y ys => ?_⟩
+        simp only [List.cons_append, lowerMsgs, hc, Option.bind_some]
+        rw [hap y ys, List.length_cons, e, Option.map_map]
+        simp [Function.comp_def, HTurn.unret, lowerMsgs]
+    | system => simp [lowerMsgs] at h
+    | developer => simp [lowerMsgs] at h
+
+theorem devTurn_unret (instr : Option LPay) (tt : Option Chars) :
+    (devTurn instr tt).toList.map HTurn.unret = (devTurn instr tt).toList := by
+  have h : ∀ t ∈ devTurn instr tt, t.unret = t := by
+    intro t ht
+    simp only [devTurn] at ht
+    repeat' split at ht
+    all_goals first
+      | (simp only [Option.mem_def, Option.some.injEq] at ht; subst ht; rfl)
+      | simp at ht
+  cases hd : devTurn instr tt with
+  | none => rfl
+  | some t =>
+    have ht : t.unret = t := h t (by simp [hd])
+    simp [ht]
+
+/-- The stable format's training renders are prefixes of their extensions' but for the last
+answer's `<|return|>`: the layout of a conversation without the generation prompt, its final
+answers ended with `<|end|>`, is a prefix of the layout of the conversation followed by any
+messages. -/
+theorem extension_stable_training (f : HarmonyFmt) (hs : f.mode = .stable)
+    (ms ns : List Message) (m : Message) (tools : Option (List Json)) (g : Bool)
+    (hms : ms ≠ []) (l l' : HConv) (hl : lower f ⟨ms, tools, false⟩ = some l)
+    (hl' : lower f ⟨ms ++ m :: ns, tools, g⟩ = some l') :
+    layout f ⟨l.system, l.turns.map HTurn.unret, none⟩ <+: layout f l' := by
+  unfold lower at hl hl'
+  have et : toolsOf ⟨ms ++ m :: ns, tools, g⟩ = toolsOf ⟨ms, tools, false⟩ := rfl
+  rw [et] at hl'
+  cases htt : toolsTextOf (toolsOf ⟨ms, tools, false⟩) with
+  | none => rw [htt] at hl; cases hl
+  | some tt =>
+    rw [htt, Option.bind_some] at hl hl'
+    cases hy : headOf ⟨ms, tools, false⟩ with
+    | none => rw [hy] at hl; cases hl
+    | some y =>
+      rw [headOf_append hms hy] at hl'
+      rw [hy, Option.bind_some] at hl
+      rw [Option.bind_some] at hl'
+      obtain ⟨instr, rest, i0⟩ := y
+      simp only at hl hl'
+      cases hts : lowerMsgs f false none i0 rest with
+      | none => rw [hts] at hl; cases hl
+      | some ts =>
+        rw [hts, Option.bind_some] at hl
+        obtain ⟨st', hap⟩ := lowerMsgs_append_training hs g hts
+        rw [hap m ns] at hl'
+        cases hr : lowerMsgs f g st' (i0 + rest.length) (m :: ns) with
+        | none => simp [hr] at hl'
+        | some ts3 =>
+          simp only [hr, Option.map_some, Option.bind_some] at hl'
+          split at hl
+          · split at hl'
+            · simp only [Option.some.injEq] at hl hl'
+              subst hl hl'
+              simp only [List.map_append, devTurn_unret]
+              rw [← List.append_assoc, layout_append_turns f _ _ ts3]
+              exact List.prefix_append _ _
+            · cases hl'
+          · cases hl
+
+end Verified.Harmony
+
+end

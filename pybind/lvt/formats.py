@@ -391,8 +391,11 @@ _register(FormatSpec(
     "gpt-oss-stable", "harmony", "gpt-oss (Harmony) with every reasoning block kept as an "
     "analysis message", "openai-gpt-oss-120b",
     "prefix, except that an appended message turns the last answer's <|return|> into <|end|> "
-    "(tested, not proven)",
-    _HARMONY_OPTIONS, lambda tok, o: _harmony(tok, "gpt-oss-stable", "stable", o)))
+    "(proven for layouts; a render with the generation prompt is a prefix of any extension "
+    "starting with an assistant message, proven for layouts and, for a sampled turn, for ids)",
+    _HARMONY_OPTIONS, lambda tok, o: _harmony(tok, "gpt-oss-stable", "stable", o),
+    proven="Verified/Thm/HarmonyPrefix.lean: extension_stable_training, extension_stable, "
+    "sampled_extension_stable"))
 
 
 def format_names() -> list[str]:
