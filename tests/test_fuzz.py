@@ -45,12 +45,6 @@ SEED = int(os.environ.get("LVT_FUZZ_SEED", "20261201"))
 N_RANDOM, N_MUTATED, N_CONVERSATIONS = 150 * SCALE, 300 * SCALE, 15 * SCALE
 
 FORMATS = lvt.format_names()
-#: Formats whose ``parse`` is documented not to read tool definitions back (Harmony:
-#: ``tests/test_harmony.py`` round-trips tool-free renders only). ``parse`` refuses their
-#: renders with tools (``ParseError``: it does not return a conversation that renders
-#: differently); such refusals are counted and printed as a known limit, never for a render
-#: without tools.
-TOOLS_NOT_READ_BACK = frozenset({"gpt-oss", "gpt-oss-stable"})
 _ENCODERS: dict[str, lvt.ChatEncoder] = {}
 _RENDERS: dict[str, list[tuple[list[int], bool]]] = {}
 
@@ -204,16 +198,10 @@ def test_random_streams(fmt: str) -> None:
 def test_mutated_renders(fmt: str) -> None:
     enc = encoder(fmt)
     samples = renders(fmt)
-    known = Counter()
-    for ts, has_tools in samples:  # the unmutated renders parse, and re-render exactly
+    for ts, _ in samples:  # the unmutated renders (with tools too) parse, and re-render exactly
         tally0: Counter = Counter()
         check_stream(enc, ts, "a sample render", tally0)
-        if has_tools and fmt in TOOLS_NOT_READ_BACK and tally0["layout only, parse refuses"]:
-            known["known limit: tools not read back"] += 1
-            continue
         assert tally0["accepted"] == 1, (fmt, "a sample render does not parse", ts)
-    if known:
-        print(f"fuzz {fmt} samples: {dict(known)} of {len(samples)}")
     base = [ts for ts, _ in samples]
     rng = random.Random(f"{SEED}:{fmt}:mutate")
     tally: Counter = Counter()
@@ -240,13 +228,7 @@ def test_random_conversations_round_trip(fmt: str) -> None:
         except ConversationError:
             tally["not expressible"] += 1
             return
-        try:
-            back = enc.parse(ids)
-        except ParseError:
-            if c.tools is None or fmt not in TOOLS_NOT_READ_BACK:
-                raise
-            tally["known limit: tools not read back"] += 1
-            return
+        back = enc.parse(ids)
         assert np.array_equal(enc.encode(back).ids, ids), (fmt, c, back)
         tally["round trips"] += 1
 

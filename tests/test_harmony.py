@@ -179,14 +179,19 @@ def test_developer_message_equals_the_template(tok: Any, renderer: Any, first: s
 
 
 def test_empty_reasoning_block_is_an_empty_analysis(tok: Any, renderer: Any) -> None:
-    """``"thinking": ""`` on the last message: the template writes an empty analysis message;
-    lvt does so for an explicit empty reasoning block (``from_openai`` drops empty ones)."""
+    """``"thinking": ""`` on the last message: the template writes an empty analysis message
+    (`{%- if "thinking" in message %}`); so does lvt, for an explicit empty reasoning block and
+    for the OpenAI field (the encoder's ``from_openai`` keeps it for this family only)."""
     msgs = [{"role": "user", "content": "Hi"},
             {"role": "assistant", "content": "Hello", "thinking": ""}]
     c = Conversation([Message(Role.USER, [Plain(Text("Hi"))]),
                       Message(Role.ASSISTANT, [Reasoning(Text("")), Plain(Text("Hello"))])],
                      False, None)
-    assert enc_for(tok).encode(c).ids.tolist() == renderer.render(dated(_case(msgs)))
+    want = renderer.render(dated(_case(msgs)))
+    assert enc_for(tok).encode(c).ids.tolist() == want
+    assert enc_for(tok).encode_openai(msgs).ids.tolist() == want
+    assert enc_for(tok).from_openai(msgs) == c
+    assert lvt.from_openai(msgs) != c  # other families' templates test the field's truth
 
 
 # ---------------------------------------------------------------------------------------------
@@ -558,7 +563,8 @@ def _harmony_ids(H: Any, case: Case, *, quote: bool = True, pad_instructions: bo
                 .with_recipient("functions." + name).with_content_type("json"))
         else:
             last = not later and not case.add_generation_prompt
-            if last and m.get("thinking") and not drop_last_analysis:
+            # the template's `{%- if "thinking" in message %}`: an empty field writes one too
+            if last and "thinking" in m and not drop_last_analysis:
                 out.append(M.from_role_and_content(R.ASSISTANT, m["thinking"])
                            .with_channel("analysis"))
             out.append(M.from_role_and_content(R.ASSISTANT, m.get("content") or "")
@@ -606,8 +612,6 @@ def test_harmony_token_for_token(tok: Any, hm: Any) -> None:
     (dev,) = tok.encode("developer").ids
     seen = {1: 0, 2: 0, 3: 0, 4: 0, "equal": 0}
     for case in conversations("gpt-oss"):
-        if any(m.get("thinking") == "" for m in case.messages):
-            continue  # empty reasoning is no reasoning in lvt (tests/parity)
         got = lvt_ids(tok, case)
         want = _harmony_ids(hm, case)
         if any(m["role"] == "tool" for m in case.messages):

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+import lvt
 from lvt.errors import ConversationError
 from lvt.jsonfmt import freeze
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Text, ToolCall
@@ -171,3 +172,16 @@ def test_batch_error_names_the_conversation_and_the_message() -> None:
     with pytest.raises(ConversationError, match=r"message 1: conversation 1: unknown role") as ei:
         from_openai_batch(convs)
     assert ei.value.message_index == 1
+
+
+def test_keep_empty_reasoning() -> None:
+    """An empty reasoning field is no block by default (the templates test its truth) and an
+    empty block with ``keep_empty_reasoning`` (gpt-oss tests its presence); it must be a bool."""
+    msgs = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "a", "reasoning_content": ""}]
+    assert lvt.from_openai(msgs).messages[1].blocks == (Plain(Text("a")),)
+    kept = lvt.from_openai(msgs, keep_empty_reasoning=True).messages[1].blocks
+    assert kept == (Reasoning(Text("")), Plain(Text("a")))
+    assert lvt.from_openai_batch([msgs], keep_empty_reasoning=True)[0].messages[1].blocks == kept
+    with pytest.raises(lvt.ArgumentError, match="keep_empty_reasoning"):
+        lvt.from_openai(msgs, keep_empty_reasoning=1)

@@ -176,7 +176,6 @@ def prefix_audit_lvt(encoder: Any, conv: ConversationInput) -> tuple[list[Prefix
     ``(breaks, number of relations checked)``. Each break says whether the format's extension
     property (:attr:`~lvt.formats.FormatSpec.extension`) rules it out."""
     from lvt.model import Conversation, Message, Role, Sampled
-    from lvt.openai import from_openai
 
     spec = encoder.format_spec
     ext = spec.extension if spec is not None else ""
@@ -189,7 +188,7 @@ def prefix_audit_lvt(encoder: Any, conv: ConversationInput) -> tuple[list[Prefix
 
     def render(k: int, prompt: bool) -> tuple[Any, Any] | None:
         try:
-            c = from_openai(msgs[:k], conv.tools, prompt)
+            c = encoder.from_openai(msgs[:k], conv.tools, prompt)
             return c, encoder.encode(c)
         except LvtError:
             return None

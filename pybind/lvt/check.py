@@ -314,7 +314,6 @@ class Checker:
         Raises:
             InputError: the conversation's options do not fit the format.
         """
-        from lvt.openai import from_openai
 
         opts = self.options_for(conv)
         try:
@@ -327,7 +326,7 @@ class Checker:
         c: Any = None
         r: _Render | None = None
         try:
-            c = from_openai(conv.messages, conv.tools, conv.add_generation_prompt)
+            c = enc.from_openai(conv.messages, conv.tools, conv.add_generation_prompt)
             r = _render(enc, c)
         except LvtError as e:
             lvt_err = e

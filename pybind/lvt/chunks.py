@@ -51,7 +51,6 @@ def _encode_records(
     once); when some row is invalid, fall back to row by row to name the bad lines. A
     conversation lvt rejects, or one that makes lvt fail in any other way, is a bad line;
     a :class:`FormatError` (the encoder itself is unusable) stops the run."""
-    from lvt.openai import from_openai
 
     effective = encoder_options(encoder)
     good: list[tuple[ConversationInput, Any]] = []
@@ -62,7 +61,7 @@ def _encode_records(
             bad.append((line, why))
             continue
         try:
-            good.append((rec, from_openai(rec.messages, rec.tools,
+            good.append((rec, encoder.from_openai(rec.messages, rec.tools,
                                           add_generation_prompt or rec.add_generation_prompt)))
         except FormatError:
             raise

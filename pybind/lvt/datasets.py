@@ -40,7 +40,7 @@ from lvt.chunks import encoder_options, schema
 from lvt.errors import FormatError, LvtError
 from lvt.inputs import parse_conversation_record
 from lvt.jsonl import DatasetError
-from lvt.openai import from_openai, from_openai_batch
+from lvt.openai import from_openai_batch
 
 __all__ = [
     "DatasetRowError",
@@ -223,10 +223,11 @@ def _encode_rows(
         recs.append((i, rec))
     convs: dict[int, Any] = {}
     failed: list[tuple[int, int | None, str, str]] = []
+    keep = bool(getattr(encoder.family, "keeps_empty_reasoning", False))
     for (_, agp), members in groups.items():
         try:
             got = from_openai_batch([recs[k][1].messages for k in members],
-                                    recs[members[0]][1].tools, agp)
+                                    recs[members[0]][1].tools, agp, keep_empty_reasoning=keep)
             convs.update(zip(members, got, strict=True))
             continue
         except FormatError:
@@ -236,7 +237,7 @@ def _encode_rows(
         for k in members:  # name the bad rows
             i, rec = recs[k]
             try:
-                convs[k] = from_openai(rec.messages, rec.tools, agp)
+                convs[k] = encoder.from_openai(rec.messages, rec.tools, agp)
             except FormatError:
                 raise
             except (LvtError, ValueError, TypeError) as e:

@@ -191,7 +191,6 @@ def run_demo(
     t_all = time.perf_counter()
     import lvt
     from lvt import check as ck
-    from lvt.openai import from_openai
 
     _say(out, "lvt demo: verified chat rendering -> template parity -> dataset -> check -> RLVR")
     _say(out, f"backend: {lvt.backend()} ({lvt.backend_reason()})")
@@ -208,7 +207,7 @@ def run_demo(
 
     convs = ck.read_conversations(None)
     t0 = time.perf_counter()
-    msgs = [from_openai(c.messages, c.tools, c.add_generation_prompt) for c in convs]
+    msgs = [encoder.from_openai(c.messages, c.tools, c.add_generation_prompt) for c in convs]
     ok_convs = []
     for c in msgs:
         try:

@@ -33,8 +33,6 @@ from lvt.codec import TokenizerCodec, as_tokenizer
 from lvt.errors import (
     ArgumentError,
     ConversationError,
-    FormatError,
-    InputError,
     NativeLibraryError,
     ParseError,
 )
@@ -52,6 +50,7 @@ from lvt.model import (
     check_token_ids,
 )
 from lvt.openai import from_openai
+from lvt.tokenizer_source import default_format, load_tokenizer, tokenizer_class
 
 __all__ = ["ChatEncoder", "Encoded"]
 
@@ -122,7 +121,7 @@ class ChatEncoder:
         strict = check_bool("strict", strict)
         if type(cache_size) is not int or cache_size < 0:
             raise ArgumentError("cache_size", f"expected a non-negative int, got {cache_size!r}")
-        if not isinstance(getattr(tokenizer, "backend_tokenizer", tokenizer), _Tokenizer()):
+        if not isinstance(getattr(tokenizer, "backend_tokenizer", tokenizer), tokenizer_class()):
             raise ArgumentError("tokenizer", "expected a tokenizers.Tokenizer or a transformers "
                                 f"fast tokenizer, got {type(tokenizer).__name__}")
         self._native = _select_native(backend)
@@ -178,8 +177,8 @@ class ChatEncoder:
                 ``cache_size`` or ``backend`` is invalid.
             LvtError: a zoo name whose package is missing.
         """
-        fmt = _default_format(tok, format)
-        tok = _load_tokenizer(tok)
+        fmt = default_format(tok, format)
+        tok = load_tokenizer(tok)
         fs = _formats.get_spec(fmt)
         fam = fs.load(as_tokenizer(tok), **options)
         return cls(tok, fam, format_name=fs.name, format_spec=fs, options=options,
@@ -340,8 +339,24 @@ class ChatEncoder:
         tools: Sequence[Mapping[str, Any]] | None = None,
         add_generation_prompt: bool = False,
     ) -> Encoded:
-        """:func:`lvt.openai.from_openai` then :meth:`encode`."""
-        return self.encode(from_openai(messages, tools, add_generation_prompt))
+        """:meth:`from_openai` then :meth:`encode`."""
+        return self.encode(self.from_openai(messages, tools, add_generation_prompt))
+
+    def from_openai(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        add_generation_prompt: bool = False,
+    ) -> Conversation:
+        """OpenAI/HF messages as this format reads them: :func:`lvt.openai.from_openai`, with an
+        empty reasoning field kept as an empty block where the template tests the field's
+        presence (gpt-oss: ``{%- if "thinking" in message %}``), dropped elsewhere.
+
+        Raises:
+            ConversationError: with the message index and the reason.
+        """
+        keep = bool(getattr(self._family, "keeps_empty_reasoning", False))
+        return from_openai(messages, tools, add_generation_prompt, keep_empty_reasoning=keep)
 
     def generation_prompt(self, conv: Conversation) -> np.ndarray:
         """Ids of the render of ``conv`` followed by the generation prompt, ready for an
@@ -535,59 +550,3 @@ def _token_index(s: core.Stream, k: int, ts: Sequence[int], reserved: frozenset[
             while pos < n and ts[pos] not in reserved:
                 pos += 1
     return pos
-
-
-def _Tokenizer() -> type:
-    from tokenizers import Tokenizer
-
-    return Tokenizer
-
-
-def _default_format(tok: Any, fmt: Any) -> Any:
-    """The format :meth:`ChatEncoder.from_tokenizer` uses: ``fmt`` when given, else the one a
-    zoo name implies, else ``"qwen2.5"``."""
-    if fmt is not None:
-        return fmt
-    if isinstance(tok, str):
-        from lvt.templates import ZOO_FORMATS
-
-        if tok in ZOO_FORMATS:
-            return ZOO_FORMATS[tok]
-        from lvt import zoo
-
-        if tok in zoo.available():
-            raise FormatError(f"zoo tokenizer {tok!r} implies no lvt format; pass format= "
-                              f"(one of {_formats.format_names()})")
-    return "qwen2.5"
-
-
-def _load_tokenizer(tok: Any) -> Any:
-    """The tokenizer ``tok`` names: itself, a zoo entry, or a ``tokenizer.json`` (a file, or
-    a directory holding one)."""
-    import os
-    from pathlib import Path
-
-    if isinstance(tok, str):
-        from lvt import zoo
-        from lvt.templates import ZOO_FORMATS
-
-        if tok in ZOO_FORMATS or tok in zoo.available():
-            return zoo.load_tokenizer(tok)  # LvtError naming a missing package
-    elif not isinstance(tok, os.PathLike):
-        if not isinstance(getattr(tok, "backend_tokenizer", tok), _Tokenizer()):
-            raise ArgumentError("tok", "expected a tokenizers.Tokenizer, a transformers fast "
-                                "tokenizer, a zoo name or a path to a tokenizer.json, got "
-                                f"{type(tok).__name__}")
-        return tok
-    p = Path(tok)
-    if p.is_dir():
-        p = p / "tokenizer.json"
-    if not p.is_file():
-        from lvt import zoo
-
-        raise InputError(str(tok), None, f"no such tokenizer file {str(p)!r}, and not a zoo "
-                         f"name (available: {', '.join(zoo.available())})")
-    try:
-        return _Tokenizer().from_file(str(p))
-    except Exception as e:  # tokenizers raises a bare Exception on a malformed file
-        raise InputError(str(p), None, f"cannot load tokenizer: {e}") from None

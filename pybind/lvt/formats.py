@@ -286,17 +286,13 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         "common itself is matched token for token in tests/test_mistral.py"
     ),
     "gpt-oss": (
-        "benign 135/136 identical, 0 differ only in allowed ways, 1 outside them; adversarial "
-        "27/27 within the allowed differences; causes: control_token_text 27, other 1; note: "
-        "reasoning-empty@effort-low: for an empty reasoning field (thinking: empty string) on "
-        "the last message the template writes an empty analysis message, lvt none"
+        "benign 136/136 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
+        "27/27 within the allowed differences; causes: control_token_text 27"
     ),
     "gpt-oss-stable": (
-        "benign 125/136 identical, 10 differ only in allowed ways, 1 outside them; adversarial "
+        "benign 126/136 identical, 10 differ only in allowed ways, 0 outside them; adversarial "
         "27/27 within the allowed differences; causes: control_token_text 27, history_rewrite "
-        "10, other 1; note: reasoning-empty@effort-low: for an empty reasoning field (thinking:"
-        " empty string) on the last message the template writes an empty analysis message, lvt "
-        "none"
+        "10"
     ),
 }
 

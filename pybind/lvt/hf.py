@@ -67,7 +67,6 @@ from lvt.encoder import ChatEncoder
 from lvt.errors import ConversationError, LvtError
 from lvt.formats import get_spec
 from lvt.model import Conversation
-from lvt.openai import from_openai
 from lvt.renderers import EncoderPool
 
 __all__ = [
@@ -436,7 +435,7 @@ def _render(
     msgs = _messages(conv)
     if cont:
         msgs = _tag_final(msgs, cont if isinstance(cont, str) else "content")
-    c: Conversation = from_openai(msgs, tools, gen)
+    c: Conversation = enc.from_openai(msgs, tools, gen)
     items = enc.layout(c)
     if cont:
         items = _cut_at_tag(enc, items)

@@ -11,9 +11,11 @@ Accepted message shape (a ``dict`` per message)::
 
 Rules (text is never normalised here: the family's lowering trims where its template trims):
 
-* The body is, in order: a :class:`~lvt.model.Reasoning` block (when reasoning is non-empty),
-  a :class:`~lvt.model.Plain` block (when the content is non-empty), then one
-  :class:`~lvt.model.ToolCall` per call.
+* The body is, in order: a :class:`~lvt.model.Reasoning` block (when reasoning is non-empty;
+  with ``keep_empty_reasoning``, whenever a reasoning field is present, for the formats whose
+  template tests the field's presence rather than its truth: gpt-oss writes an empty analysis
+  message for ``"thinking": ""`` on the final training turn), a :class:`~lvt.model.Plain`
+  block (when the content is non-empty), then one :class:`~lvt.model.ToolCall` per call.
 * Empty-string content (and ``None``) maps to *no* plain block.
 * List-of-parts content: the texts of the ``"text"`` parts are concatenated; any other part
   type is an error.
@@ -156,22 +158,29 @@ def from_openai(
     messages: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]] | None = None,
     add_generation_prompt: bool = False,
+    *,
+    keep_empty_reasoning: bool = False,
 ) -> Conversation:
     """Convert OpenAI/HF chat messages to a :class:`~lvt.model.Conversation` (see the module
-    docstring for the exact rules).
+    docstring for the exact rules). ``keep_empty_reasoning``: an empty reasoning field becomes
+    an empty :class:`~lvt.model.Reasoning` block instead of none
+    (:meth:`lvt.ChatEncoder.from_openai` sets it from the format).
 
     Raises:
         ConversationError: with the message index and the reason.
         ArgumentError: ``add_generation_prompt`` is not a ``bool``.
     """
     agp = check_bool("add_generation_prompt", add_generation_prompt)
-    return _convert(messages, _freeze_tools(tools), agp)
+    keep = check_bool("keep_empty_reasoning", keep_empty_reasoning)
+    return _convert(messages, _freeze_tools(tools), agp, keep)
 
 
 def from_openai_batch(
     conversations: Sequence[Sequence[Mapping[str, Any]]],
     tools: Sequence[Mapping[str, Any]] | None = None,
     add_generation_prompt: bool = False,
+    *,
+    keep_empty_reasoning: bool = False,
 ) -> list[Conversation]:
     """:func:`from_openai` on every conversation of a batch that shares one tool list (a GRPO
     group, a rollout batch), describing the tools once instead of once per conversation.
@@ -187,11 +196,12 @@ def from_openai_batch(
         raise ArgumentError("conversations", f"expected a list of message lists, got "
                             f"{type(conversations).__name__}")
     agp = check_bool("add_generation_prompt", add_generation_prompt)
+    keep = check_bool("keep_empty_reasoning", keep_empty_reasoning)
     desc = _freeze_tools(tools)
     out: list[Conversation] = []
     for k, messages in enumerate(conversations):
         try:
-            out.append(_convert(messages, desc, agp))
+            out.append(_convert(messages, desc, agp, keep))
         except ConversationError as e:
             raise ConversationError(e.message_index, f"conversation {k}: {e.reason}") from None
     return out
@@ -215,7 +225,7 @@ def _freeze_tools(tools: Any) -> tuple[Any, ...] | None:
 
 def _convert(
     messages: Sequence[Mapping[str, Any]], tools: tuple[Any, ...] | None,
-    add_generation_prompt: bool,
+    add_generation_prompt: bool, keep_empty_reasoning: bool,
 ) -> Conversation:
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         raise ConversationError(None, "messages must be a list of dicts")
@@ -239,7 +249,8 @@ def _convert(
         reasoning = next((msg[k] for k in _REASONING_KEYS if msg.get(k) is not None), None)
         if reasoning is not None:
             r = _check_str(i, "reasoning", reasoning)
-            if r:  # empty reasoning is no reasoning (the templates test its truth)
+            # empty reasoning is no reasoning where the template tests its truth
+            if r or keep_empty_reasoning:
                 blocks.append(Reasoning(Text(r)))
         text = _content_text(i, msg.get("content"))
         if text:

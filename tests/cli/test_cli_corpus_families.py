@@ -27,15 +27,6 @@ from lvt.templates import DEFAULT_TOKENIZERS
 #: Per scenario kind (the id up to its first '-'), how many benign conversations are checked.
 PER_KIND = 2
 
-#: Conversations the template renders in a way lvt does not reproduce yet, left out of the
-#: strict run (they are counted in the format's recorded parity figure, lvt.formats.PARITY):
-#: gpt-oss's template writes an empty analysis message for ``thinking: ""``.
-TEMPLATE_GAPS: dict[str, frozenset[str]] = {
-    "gpt-oss": frozenset({"reasoning-empty@effort-low"}),
-    "gpt-oss-stable": frozenset({"reasoning-empty@effort-low"}),
-}
-
-
 def _record(c: Any) -> dict[str, Any]:
     return {"id": c.id, "messages": c.messages, "tools": c.tools,
             "add_generation_prompt": c.add_generation_prompt, "options": c.options}
@@ -44,15 +35,12 @@ def _record(c: Any) -> dict[str, Any]:
 def _subset(fmt: str, benign: list[Any], adv: list[Any]) -> tuple[list[Any], list[Any]]:
     """A few benign conversations per kind (every reasoning/agent one for stable formats,
     where history is rewritten) and a few adversarial ones."""
-    skip = TEMPLATE_GAPS.get(fmt, frozenset())
     if lvt.FORMATS[fmt].family == "mistral":  # where the template agrees with mistral-common
         benign = [c for c in benign if c.messages[0]["role"] == "system"]
         adv = [c for c in adv if c.messages[0]["role"] == "system"]
     seen: dict[str, int] = {}
     out = []
     for c in benign:
-        if c.id in skip:
-            continue
         kind = c.id.split("-", 1)[0]
         seen[kind] = seen.get(kind, 0) + 1
         if seen[kind] <= PER_KIND or (fmt.endswith("-stable") and kind in ("reasoning", "agent")):

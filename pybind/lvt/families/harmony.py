@@ -193,6 +193,9 @@ class Harmony:
     """A gpt-oss format instance (``HarmonyFmt``): ids, mode (``"exact"``, ``"stable"``) and
     the system message options."""
 
+    #: `{%- if "thinking" in message %}`: an empty reasoning field still writes an analysis
+    keeps_empty_reasoning = True
+
     def __init__(self, ids: HarmonyIds, mode: str = "exact", *, current_date: str = "",
                  reasoning_effort: str = "medium", model_identity: str = DEFAULT_IDENTITY
                  ) -> None:
