@@ -25,6 +25,7 @@ public import Verified.Thm.DeepSeekRound
 public import Verified.Thm.DeepSeekLearn
 public import Verified.Thm.Gemma
 public import Verified.Thm.Mistral
+public import Verified.Thm.MistralPrefix
 public import Verified.Thm.Harmony
 public import Verified.Thm.HarmonyCtrl
 public import Verified.Thm.HarmonyPrefix

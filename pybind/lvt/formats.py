@@ -169,10 +169,10 @@ def _mistral(tok: Any, fmt: str, version: Any, stable: bool) -> Mistral:
 
 #: The extension property of the Mistral formats.
 _MISTRAL_EXTENSION = ("v13: prefix; v7/v11: prefix for appends with no user message "
-                      "([AVAILABLE_TOOLS] moves to the last user message); tested on the corpus "
-                      "(tests/test_mistral.py), not yet proven in Lean")
-_MISTRAL_STABLE_EXTENSION = ("prefix; tested on the corpus (tests/test_mistral.py), not yet "
-                             "proven in Lean")
+                      "([AVAILABLE_TOOLS] moves to the last user message); proven for layouts "
+                      "and renders (ids, mask, owners; any codec, either generation prompt)")
+_MISTRAL_STABLE_EXTENSION = ("prefix (every version); proven for layouts and renders (ids, mask, "
+                             "owners; any codec, either generation prompt)")
 
 
 @dataclass(frozen=True)
@@ -351,12 +351,14 @@ _register(FormatSpec(
     "mistral", "mistral", "Mistral tekken as mistral-common's encode_chat_completion "
     "(version v7, v11 or v13)", "mistralai-Mistral-Small-3.1-24B-Instruct-2503",
     _MISTRAL_EXTENSION, {"version": "v7"},
-    lambda tok, o: _mistral(tok, "mistral", o["version"], False)))
+    lambda tok, o: _mistral(tok, "mistral", o["version"], False),
+    proven="Verified/Thm/MistralPrefix.lean: render_prefix_first, render_prefix_no_user"))
 _register(FormatSpec(
     "mistral-stable", "mistral", "Mistral tekken with [AVAILABLE_TOOLS] before the first user "
     "message in every version (history never rewritten)",
     "mistralai-Mistral-Small-3.1-24B-Instruct-2503", _MISTRAL_STABLE_EXTENSION, {"version": "v7"},
-    lambda tok, o: _mistral(tok, "mistral-stable", o["version"], True)))
+    lambda tok, o: _mistral(tok, "mistral-stable", o["version"], True),
+    proven="Verified/Thm/MistralPrefix.lean: render_prefix_first"))
 
 
 #: o200k_harmony's control tokens, in ``HarmonyIds`` order.
