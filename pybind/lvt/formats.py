@@ -26,15 +26,21 @@ a header, its leading newline joins the user text's span).
 ``gpt-oss`` reproduces ``openai/gpt-oss-120b``'s template (Harmony: analysis dropped from
 history, ``<|return|>`` on the last message of a training render); ``gpt-oss-stable`` writes
 every reasoning block as an analysis message. Both are prefix stable except that an appended
-message turns the last answer's ``<|return|>`` into ``<|end|>`` (tested on the corpus; the
-Lean side has ``wf`` and kernel-checked examples, not yet ``Format.Lawful``).
+message turns the last answer's ``<|return|>`` into ``<|end|>`` (proven for the stable mode's
+layouts in ``Verified/Thm/HarmonyPrefix.lean``, tested for the exact mode).
+
+``mistral`` reproduces ``mistral-common``'s ``encode_chat_completion`` for tekken versions v7,
+v11 and v13 (the ``version`` option; v7/v11 write call ids), and the Mistral-Small-3.1 template
+where the two agree; ``mistral-stable`` puts ``[AVAILABLE_TOOLS]`` before the first user
+message in every version. Prefix stable for v13 and the stable mode, and for appends with no
+user message in v7/v11 (proven in ``Verified/Thm/MistralPrefix.lean``).
 
 Options (keyword arguments of :func:`load_format` and
 :meth:`lvt.encoder.ChatEncoder.from_tokenizer`): ``enable_thinking`` (``qwen3``,
 ``qwen3-stable``), ``date_string`` and ``tools_in_user_message`` (``llama3.1``),
 ``current_date`` (``YYYY-MM-DD``; ``""``: today, as the template's ``strftime_now``),
 ``reasoning_effort`` (``low``, ``medium``, ``high``) and ``model_identity`` (``gpt-oss``,
-``gpt-oss-stable``).
+``gpt-oss-stable``), ``version`` (``v7``, ``v11``, ``v13``; ``mistral``, ``mistral-stable``).
 """
 
 from __future__ import annotations
