@@ -7,6 +7,7 @@ public import Verified.Thm.DeepSeekSound
 public import Verified.Thm.DeepSeekMask
 public import Verified.Thm.DeepSeekRound
 public import Verified.Thm.DeepSeekLearn
+public import Verified.Thm.DeepSeekPrefix
 
 public section
 
