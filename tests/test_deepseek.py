@@ -144,7 +144,8 @@ def test_no_forgery(enc, data) -> None:
 @settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
 @given(data=st.data())
 def test_prefix_stability(enc, data) -> None:
-    """Prefix stability (both modes; tested, not yet a Lean theorem, ``prompt_prefix`` is): the
+    """Prefix stability (both modes; Lean: ``extension_layout`` for layouts, ``extension_ids``
+    for ids when the first appended message is not a call message; the rest tested here): the
     render of a conversation is a prefix of the render of every extension (ids, mask,
     owners) that appends no system message, unless the
     conversation's last message other than a system one is a tool result (its

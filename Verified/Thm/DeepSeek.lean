@@ -41,9 +41,13 @@ public section
   generic `parse_render`, `render_parse`, `render_injective` and `no_forgery` hold for them
   (`r1_parse_render`, `r1_render_parse`, `r1_render_injective`, `r1_no_forgery`).
 
-Not yet proven here: the general prefix theorem with its exceptions. Python checks it on
-random conversations with the real tokenizer (`tests/test_deepseek.py`) and the kernel checks
-the differential vectors (`tests/lean/test_differential.py -k deepseek`).
+* `extension_layout`, `extension_ids` (`Thm/DeepSeekPrefix.lean`): the extension property
+  with its exceptions, for layouts in both modes and for ids, mask and owners when the first
+  appended message is not a call message.
+
+Not yet proven here: the token-level prefix for an appended call message (Python checks it on
+random conversations with the real tokenizer, `tests/test_deepseek.py`, and the kernel checks
+the differential vectors, `tests/lean/test_differential.py -k deepseek`).
 -/
 
 namespace Verified.DeepSeek

@@ -21,7 +21,8 @@ reasoning dropped as that template never reads it; ``deepseek-r1-stable`` keeps 
 block. Both are prefix stable except across an appended system message (hoisted after BOS),
 after tool results not followed by an answer (their outputs-end token is written only before
 one or at the end), and for a later call message right after a user message (written without
-a header, its leading newline joins the user text's span).
+a header, its leading newline joins the user text's span): proven for layouts, and for ids
+when the first appended message is not a call message (``Verified/Thm/DeepSeekPrefix.lean``).
 
 ``gpt-oss`` reproduces ``openai/gpt-oss-120b``'s template (Harmony: analysis dropped from
 history, ``<|return|>`` on the last message of a training render); ``gpt-oss-stable`` writes
@@ -123,8 +124,13 @@ _DS_NAMES = ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<�
 #: The extension property of both DeepSeek-R1 formats.
 _DS_EXTENSION = ("prefix, except across an appended system message, after tool results not "
                  "followed by an answer, and for a later call message right after a user one; "
-                 "tested on the corpus (prompt_prefix, the round trip and mask_sampled proven "
-                 "in Lean, the general prefix theorem not yet)")
+                 "proven in both modes for layouts (no appended system message; after tool "
+                 "results the first appended message is an answer) and, when moreover the "
+                 "first appended message has no tool call, for ids, mask and owners; an "
+                 "appended call message tested on the corpus for ids, not proven")
+
+#: The Lean theorems behind ``_DS_EXTENSION``.
+_DS_PROVEN = "Verified/Thm/DeepSeekPrefix.lean: extension_layout, extension_ids"
 
 
 def _ds_ids(tok: Any, fmt: str) -> DsIds:
@@ -345,12 +351,14 @@ _register(FormatSpec(
     "deepseek-r1", "deepseek", "DeepSeek-R1, exactly the template (system prompt after BOS, "
     "reasoning dropped)", "zoo:deepseek-r1",
     _DS_EXTENSION, {},
-    lambda tok, o: DeepSeek(_ds_ids(tok, "deepseek-r1"), "exact")))
+    lambda tok, o: DeepSeek(_ds_ids(tok, "deepseek-r1"), "exact"),
+    proven=_DS_PROVEN))
 _register(FormatSpec(
     "deepseek-r1-stable", "deepseek", "DeepSeek-R1 with every reasoning block kept",
     "zoo:deepseek-r1",
     _DS_EXTENSION, {},
-    lambda tok, o: DeepSeek(_ds_ids(tok, "deepseek-r1-stable"), "stable")))
+    lambda tok, o: DeepSeek(_ds_ids(tok, "deepseek-r1-stable"), "stable"),
+    proven=_DS_PROVEN))
 
 
 _register(FormatSpec(
