@@ -247,6 +247,17 @@ class FormatSpec:
 
 FORMATS: dict[str, FormatSpec] = {}
 
+#: Both Mistral formats: the same corpus figure against the Small 3.1 template.
+_MISTRAL_PARITY = (
+    "benign 44/91 identical, 0 differ only in allowed ways, 47 outside them; adversarial "
+    "3/19 within the allowed differences; causes: control_token_text 19, other 59; note: "
+    "the Small 3.1 template writes its default [SYSTEM_PROMPT] (with today's date) when "
+    "there is no system message, which mistral-common, the format's reference, does not (43"
+    " benign, 16 adversarial); lvt refuses with a typed error the role sequences mistral-"
+    "common merges or rejects (user after user, a later system message: 4 benign); mistral-"
+    "common itself is matched token for token in tests/test_mistral.py"
+)
+
 #: The parity figure of each format on the test corpus (see :attr:`FormatSpec.parity`).
 PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
     "qwen2.5": (
@@ -279,24 +290,8 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         "27/27 within the allowed differences; causes: control_token_text 23, history_rewrite "
         "18"
     ),
-    "mistral": (
-        "benign 44/91 identical, 0 differ only in allowed ways, 47 outside them; adversarial "
-        "3/19 within the allowed differences; causes: control_token_text 19, other 59; note: "
-        "the Small 3.1 template writes its default [SYSTEM_PROMPT] (with today's date) when "
-        "there is no system message, which mistral-common, the format's reference, does not (43"
-        " benign, 16 adversarial); lvt refuses with a typed error the role sequences mistral-"
-        "common merges or rejects (user after user, a later system message: 4 benign); mistral-"
-        "common itself is matched token for token in tests/test_mistral.py"
-    ),
-    "mistral-stable": (
-        "benign 44/91 identical, 0 differ only in allowed ways, 47 outside them; adversarial "
-        "3/19 within the allowed differences; causes: control_token_text 19, other 59; note: "
-        "the Small 3.1 template writes its default [SYSTEM_PROMPT] (with today's date) when "
-        "there is no system message, which mistral-common, the format's reference, does not (43"
-        " benign, 16 adversarial); lvt refuses with a typed error the role sequences mistral-"
-        "common merges or rejects (user after user, a later system message: 4 benign); mistral-"
-        "common itself is matched token for token in tests/test_mistral.py"
-    ),
+    "mistral": _MISTRAL_PARITY,
+    "mistral-stable": _MISTRAL_PARITY,
     "gpt-oss": (
         "benign 136/136 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
         "27/27 within the allowed differences; causes: control_token_text 27"
