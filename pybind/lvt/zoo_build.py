@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from lvt.codec import bytes_to_unicode
 from lvt.errors import LvtError
 
 __all__ = [
@@ -25,7 +26,6 @@ __all__ = [
     "QWEN_PATTERN",
     "build_llama31",
     "build_qwen",
-    "bytes_to_unicode",
     "read_ranks",
     "read_specials",
     "vocab_merges",
@@ -130,21 +130,6 @@ def read_specials(path: Path) -> list[tuple[str, int]]:
     except (struct.error, UnicodeDecodeError):
         raise LvtError(f"{path}: malformed special-token file") from None
     return out
-
-
-def bytes_to_unicode() -> list[str]:
-    """GPT-2's byte-to-character table (byte-level BPE), indexed by byte value."""
-    bs = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
-    bs += range(ord("®"), ord("ÿ") + 1)
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    table = dict(zip(bs, cs, strict=True))
-    return [chr(table[b]) for b in range(256)]
 
 
 def vocab_merges(
