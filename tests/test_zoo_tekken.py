@@ -167,7 +167,7 @@ def test_a_garbled_tekken_file_is_refused(tmp_path: Path) -> None:
 
     (tmp_path / "tekken_240911.json").write_text('{"config": {}, "vocab": []}', "utf-8")
     with pytest.raises(LvtError, match="not the tekken layout"):
-        zoo_tekken.build_tekken(tmp_path, "mistral", None)
+        zoo_tekken.build_tekken(tmp_path, "mistral")
 
 
 def test_other_ranks_are_refused(tmp_path: Path) -> None:
@@ -179,4 +179,4 @@ def test_other_ranks_are_refused(tmp_path: Path) -> None:
         j["vocab"][501]["token_bytes"], j["vocab"][500]["token_bytes"])
     (tmp_path / "tekken_240911.json").write_text(json.dumps(j), "utf-8")
     with pytest.raises(LvtError, match="sha256"):
-        zoo_tekken.build_tekken(tmp_path, "mistral", None)
+        zoo_tekken.build_tekken(tmp_path, "mistral")

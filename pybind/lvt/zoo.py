@@ -90,9 +90,6 @@ from lvt.zoo_build import (  # the tables are re-exported as lvt.zoo names
     QWEN_PATTERN,
     build_llama31,
     build_qwen,
-    read_ranks,
-    read_specials,
-    vocab_merges,
 )
 
 __all__ = [
@@ -403,10 +400,9 @@ def _build(name: str) -> Tokenizer:
     if name == "llama3.1":
         return build_llama31(_llama_files()[0])
     if name in zoo_tekken.TEKKEN_FILES:
-        return zoo_tekken.build_tekken(_tekken_file(name)[0].parent, name, vocab_merges)
+        return zoo_tekken.build_tekken(_tekken_file(name)[0].parent, name)
     if name == "gpt-oss":
-        return zoo_harmony.build_harmony(_quicktok_data(), read_ranks, read_specials,
-                                         vocab_merges)
+        return zoo_harmony.build_harmony(_quicktok_data())
     raise _unknown(name)
 
 

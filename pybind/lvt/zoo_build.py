@@ -26,6 +26,7 @@ __all__ = [
     "QWEN_PATTERN",
     "build_llama31",
     "build_qwen",
+    "read_pinned_ranks",
     "read_ranks",
     "read_specials",
     "vocab_merges",
@@ -115,6 +116,23 @@ def read_ranks(path: Path) -> list[tuple[bytes, int]]:
     return out
 
 
+def read_pinned_ranks(path: Path, n: int, sha256: str) -> list[tuple[bytes, int]]:
+    """:func:`read_ranks`, checked to be ranks ``0..n-1`` in order whose tiktoken text (base64
+    token, space, rank per line) has the pinned ``sha256``.
+
+    Raises:
+        LvtError: the file is malformed or not the pinned vocabulary.
+    """
+    ranks = read_ranks(path)
+    if [rk for _, rk in ranks] != list(range(n)):
+        raise LvtError(f"quicktok's {path.name}: expected ranks 0..{n - 1} in order")
+    body = b"".join(base64.b64encode(raw) + b" " + str(rk).encode() + b"\n" for raw, rk in ranks)
+    got = hashlib.sha256(body).hexdigest()
+    if got != sha256:
+        raise LvtError(f"quicktok's {path.name} has ranks sha256 {got}, expected {sha256}")
+    return ranks
+
+
 def read_specials(path: Path) -> list[tuple[str, int]]:
     """quicktok ``.special``: u32 count, then per token u32 id, u16 length, UTF-8 bytes."""
     data = path.read_bytes()
@@ -164,15 +182,7 @@ def build_qwen(data: Path, added: tuple[tuple[int, str, bool], ...]) -> Tokenize
     from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers
     from tokenizers import processors as procs
 
-    ranks = read_ranks(data / "qwen3.vocab")
-    if [rk for _, rk in ranks] != list(range(QWEN_N_RANKS)):
-        raise LvtError(f"quicktok's qwen3.vocab: expected ranks 0..{QWEN_N_RANKS - 1} in order")
-    body = b"".join(base64.b64encode(raw) + b" " + str(rk).encode() + b"\n" for raw, rk in ranks)
-    got = hashlib.sha256(body).hexdigest()
-    if got != QWEN_RANKS_SHA256:
-        raise LvtError(
-            f"quicktok's qwen3.vocab has ranks sha256 {got}, expected {QWEN_RANKS_SHA256}"
-        )
+    ranks = read_pinned_ranks(data / "qwen3.vocab", QWEN_N_RANKS, QWEN_RANKS_SHA256)
     specials = sorted(read_specials(data / "qwen3.special"), key=lambda x: x[1])
     want = [(s, i) for i, s, _ in QWEN3_ADDED_TOKENS]
     if specials != want:

@@ -11,14 +11,12 @@ is harmony's) and are checked against :data:`HARMONY_ADDED_TOKENS`.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-from collections.abc import Callable
 from pathlib import Path
 
 from tokenizers import Tokenizer
 
 from lvt.errors import LvtError
+from lvt.zoo_build import read_pinned_ranks, read_specials, vocab_merges
 
 __all__ = ["HARMONY_ADDED_TOKENS", "HARMONY_N_RANKS", "O200K_PATTERN", "build_harmony"]
 
@@ -48,12 +46,7 @@ HARMONY_ADDED_TOKENS: tuple[tuple[int, str, bool], ...] = tuple(
     (i, _NAMED.get(i, f"<|reserved_{i}|>"), True) for i in range(199998, 201088))
 
 
-def build_harmony(
-    quicktok_data: Path,
-    read_ranks: Callable[[Path], list[tuple[bytes, int]]],
-    read_specials: Callable[[Path], list[tuple[str, int]]],
-    vocab_merges: Callable[[dict[bytes, int]], tuple[dict[str, int], list[tuple[str, str]]]],
-) -> Tokenizer:
+def build_harmony(quicktok_data: Path) -> Tokenizer:
     """Build the o200k_harmony tokenizer (seconds; the zoo caches it).
 
     Raises:
@@ -62,13 +55,7 @@ def build_harmony(
     from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers
     from tokenizers import processors as procs
 
-    ranks = read_ranks(quicktok_data / "o200k.vocab")
-    if [rk for _, rk in ranks] != list(range(HARMONY_N_RANKS)):
-        raise LvtError(f"quicktok's o200k.vocab: expected ranks 0..{HARMONY_N_RANKS - 1} in order")
-    body = b"".join(base64.b64encode(raw) + b" " + str(rk).encode() + b"\n" for raw, rk in ranks)
-    got = hashlib.sha256(body).hexdigest()
-    if got != O200K_SHA256:
-        raise LvtError(f"quicktok's o200k.vocab has ranks sha256 {got}, expected {O200K_SHA256}")
+    ranks = read_pinned_ranks(quicktok_data / "o200k.vocab", HARMONY_N_RANKS, O200K_SHA256)
     seen: dict[int, str] = {}
     for s, tid in read_specials(quicktok_data / "o200k_harmony.special"):
         seen.setdefault(tid, s)  # id 200018 is named twice; the first name is harmony's

@@ -34,6 +34,7 @@ from typing import Any
 from tokenizers import Tokenizer
 
 from lvt.errors import LvtError
+from lvt.zoo_build import vocab_merges
 
 __all__ = [
     "TEKKEN_DEPRECATED_SPECIALS",
@@ -104,7 +105,7 @@ def _read(path: Path) -> dict[str, Any]:
     return j
 
 
-def build_tekken(data_dir: Path, name: str, vocab_merges: Any) -> Tokenizer:
+def build_tekken(data_dir: Path, name: str) -> Tokenizer:
     """Build the zoo entry ``name`` (``"mistral"`` or ``"mistral-nemo"``) from the tekken
     file in ``data_dir`` (seconds; the zoo caches it).
 
