@@ -561,3 +561,30 @@ def test_non_json_arguments_are_written_verbatim(encs: Any, refs: Any) -> None:
     dec = enc.tokenizer.decode
     assert dec(got[got.index(ARGS) + 1:-1]) == "not json"
     assert dec(want[want.index(ARGS) + 1:-1]) == '"not json"'
+
+
+def test_v7_refuses_arguments_that_do_not_read_back(encs: Any, refs: Any) -> None:
+    """v7 writes the arguments inside its ``[TOOL_CALLS]`` JSON list, which is read back by
+    scanning each value to the ``,`` after it (``scanOk``): arguments that end the value early
+    (``a, "id": "x"`` would read back as a call with the arguments ``a`` and the id ``x``) are
+    refused, in both modes; JSON arguments (what lvt's front end passes) render as
+    mistral-common does and read back; v11 and v13 delimit arguments with control tokens and
+    write them."""
+    def msgs(args: str) -> list[dict[str, Any]]:
+        call = {"id": "abcdefghi", "type": "function",
+                "function": {"name": "f", "arguments": args}}
+        return [{"role": "user", "content": "w"},
+                {"role": "assistant", "content": "", "tool_calls": [call]}]
+
+    for bad in ('a, "id": "x"', '{"a": 1}, {"b": 2}', '1]', '{"a": 1}}'):
+        for stable in (False, True):
+            with pytest.raises(ConversationError, match="not one JSON value"):
+                encs["v7", stable].encode_openai(msgs(bad))
+        for v in ("v11", "v13"):
+            encs[v, False].encode_openai(msgs(bad))
+    for good in ('{"a": [1, 2.5], "b": "x, \\"y\\"}"}', '"s,]}"', "[1, 2]", "3", "{}"):
+        out = encs["v7", False].encode_openai(msgs(good))
+        assert out.ids.tolist() == refs["v7"].render(msgs(good)), good
+        back = encs["v7", False].parse(out.ids)
+        calls = [b for m in back.messages for b in m.blocks if isinstance(b, ToolCall)]
+        assert [(b.name, b.args, b.id) for b in calls] == [("f", good, "abcdefghi")]

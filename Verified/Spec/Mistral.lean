@@ -404,10 +404,38 @@ the calls not yet answered; `pos`: the index of the user message that receives t
   | .text _ => true
   | .toks ts => allFree res ts
 
-/-- A turn's names are valid and its token payloads hold no control token. -/
+/-- The text of a JSON value at the head of `cs` and what follows it: up to the first `,`, `}`
+or `]` outside strings and brackets (depth `d`; `str`, `esc`: inside a string, after a
+backslash). Text that is not JSON may be cut anywhere: what is read back is then checked to
+lay out as the text again. -/
+@[expose] def scanVal : Nat → Bool → Bool → Chars → Chars × Chars
+  | _, _, _, [] => ([], [])
+  | d, true, esc, c :: cs =>
+      let r := if esc then scanVal d true false cs
+        else if c == '\\' then scanVal d true true cs
+        else if c == '"' then scanVal d false false cs
+        else scanVal d true false cs
+      (c :: r.1, r.2)
+  | d, false, _, c :: cs =>
+      if d == 0 && (c == ',' || c == '}' || c == ']') then ([], c :: cs)
+      else
+        let d' := if c == '{' || c == '[' then d + 1
+          else if c == '}' || c == ']' then d - 1 else d
+        let r := scanVal d' (c == '"') false cs
+        (c :: r.1, r.2)
+
+/-- The arguments of a v7 call scan to exactly themselves before the `, "id"` that follows them:
+`scanVal` stops at the `,` after them and nowhere inside. Every JSON value satisfies it (lvt
+passes compact JSON, `openai.py` `tool_arguments`); text that does not (`a, "id": "x"`) would
+be read back from the call list as other calls, so v7 refuses it. -/
+@[expose] def scanOk (a : Chars) : Bool := scanVal 0 false false (a ++ [',']) == (a, [','])
+
+/-- A turn's names are valid, its v7 call arguments scan (`scanOk`) and its token payloads
+hold no control token. -/
 @[expose] def turnOk : MTurn → Bool
   | .system p _ | .user _ p _ | .result _ p _ => payFree f.ids.reserved p
-  | .assistant p cs _ => payFree f.ids.reserved p && cs.all fun k => nameOk k.1
+  | .assistant p cs _ => payFree f.ids.reserved p &&
+      cs.all fun k => nameOk k.1 && (f.version != .v7 || scanOk k.2.1)
   | .sampled ts _ => allFree f.ids.reserved ts
 
 /-- The last message is not a system message (unless it is the only one). -/
@@ -464,26 +492,6 @@ the calls not yet answered; `pos`: the index of the user message that receives t
   | [], cs => some cs
   | _ :: _, [] => none
   | p :: ps, c :: cs => if p = c then dropPre ps cs else none
-
-/-- The text of a JSON value at the head of `cs` and what follows it: up to the first `,`, `}`
-or `]` outside strings and brackets (depth `d`; `str`, `esc`: inside a string, after a
-backslash). Text that is not JSON may be cut anywhere: what is read back is then checked to
-lay out as the text again. -/
-@[expose] def scanVal : Nat → Bool → Bool → Chars → Chars × Chars
-  | _, _, _, [] => ([], [])
-  | d, true, esc, c :: cs =>
-      let r := if esc then scanVal d true false cs
-        else if c == '\\' then scanVal d true true cs
-        else if c == '"' then scanVal d false false cs
-        else scanVal d true false cs
-      (c :: r.1, r.2)
-  | d, false, _, c :: cs =>
-      if d == 0 && (c == ',' || c == '}' || c == ']') then ([], c :: cs)
-      else
-        let d' := if c == '{' || c == '[' then d + 1
-          else if c == '}' || c == ']' then d - 1 else d
-        let r := scanVal d' (c == '"') false cs
-        (c :: r.1, r.2)
 
 /-- One v7 call object `{"name": "N", "arguments": A, "id": "I"}` and the text after it. -/
 @[expose] def unCallJson (cs : Chars) : Option (MCall × Chars) :=

@@ -42,6 +42,9 @@ __all__ = [
     "block_kind",
     "check_bool",
     "check_token_ids",
+    "content_of",
+    "lower_payload",
+    "lpay_is_empty",
     "map_block",
 ]
 
@@ -397,6 +400,30 @@ class Message:
     def map(self, f: Callable[[Payload], Payload]) -> Message:
         """Apply ``f`` to every payload (``Message.map``)."""
         return Message(self.role, tuple(map_block(f, b) for b in self.blocks))
+
+
+def lower_payload(p: Payload) -> str | tuple[int, ...]:
+    """``Payload.lower``: a text payload as its ``str``, a token payload as its ids."""
+    if isinstance(p, Text):
+        return p.text
+    if isinstance(p, Tokens):
+        return p.ids
+    raise TypeError(f"not a payload: {p!r}")
+
+
+def lpay_is_empty(p: str | tuple[int, ...]) -> bool:
+    """``LPay.isEmpty``: the template's ``if content`` is false."""
+    return len(p) == 0
+
+
+def content_of(m: Message) -> str | tuple[int, ...] | None:
+    """``Message.content?``: the lowered payload of the only plain block (``''`` for no
+    block), or ``None`` for any other body."""
+    if not m.blocks:
+        return ""
+    if len(m.blocks) == 1 and isinstance(m.blocks[0], Plain):
+        return lower_payload(m.blocks[0].payload)
+    return None
 
 
 def check_bool(argument: str, v: Any) -> bool:

@@ -42,8 +42,17 @@ from typing import Any
 from lvt import core
 from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError
-from lvt.families.qwen import content_of
-from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens, ToolCall
+from lvt.model import (
+    Conversation,
+    Message,
+    Plain,
+    Reasoning,
+    Role,
+    Sampled,
+    ToolCall,
+    content_of,
+    lower_payload,
+)
 
 __all__ = [
     "AssistantTurn",
@@ -170,25 +179,16 @@ class DConv:
     prompt: tuple[bool, int] | None
 
 
-def _lower_payload(p: Any) -> Any:
-    """``Payload.lower``."""
-    if isinstance(p, Text):
-        return p.text
-    if isinstance(p, Tokens):
-        return p.ids
-    raise TypeError(f"not a payload: {p!r}")
-
-
 def asst_parts(i: int, bs: Sequence[Any]) -> tuple[Any, Any, tuple[Call, ...]]:
     """``asstParts``: reasoning, content, calls (in that order)."""
     j = 0
     r = None
     if j < len(bs) and isinstance(bs[j], Reasoning):
-        r = _lower_payload(bs[j].payload)
+        r = lower_payload(bs[j].payload)
         j += 1
     c: Any = ""
     if j < len(bs) and isinstance(bs[j], Plain):
-        c = _lower_payload(bs[j].payload)
+        c = lower_payload(bs[j].payload)
         j += 1
     calls = []
     for b in bs[j:]:

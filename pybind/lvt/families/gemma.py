@@ -20,8 +20,7 @@ from typing import Any
 from lvt import core
 from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError
-from lvt.families.qwen import content_of
-from lvt.model import Conversation, Message, Role, Sampled
+from lvt.model import Conversation, Message, Role, Sampled, content_of
 
 __all__ = ["GConv", "Gemma", "GemmaIds", "ModelTurn", "SampledTurn", "UserTurn"]
 

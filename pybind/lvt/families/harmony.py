@@ -44,9 +44,18 @@ from lvt import core
 from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError, FormatError
 from lvt.families.harmony_tools import read_namespace, tool_namespace
-from lvt.families.qwen import _lower_payload, content_of
 from lvt.jsonfmt import quote
-from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, ToolCall
+from lvt.model import (
+    Conversation,
+    Message,
+    Plain,
+    Reasoning,
+    Role,
+    Sampled,
+    ToolCall,
+    content_of,
+    lower_payload,
+)
 
 __all__ = [
     "AnalysisTurn", "CallTurn", "DevTurn", "FinalTurn", "HConv", "Harmony", "HarmonyIds",
@@ -174,9 +183,9 @@ def _blocks(i: int, m: Message) -> tuple[Any, Any, list[ToolCall]]:
     calls: list[ToolCall] = []
     for b in m.blocks:
         if isinstance(b, Reasoning) and think is None and content is None and not calls:
-            think = _lower_payload(b.payload)
+            think = lower_payload(b.payload)
         elif isinstance(b, Plain) and content is None and not calls:
-            content = _lower_payload(b.payload)
+            content = lower_payload(b.payload)
         elif isinstance(b, ToolCall):
             calls.append(b)
         else:

@@ -15,9 +15,8 @@ from typing import Any
 from lvt import core
 from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError
-from lvt.families.qwen import content_of
 from lvt.jsonfmt import pretty, quote
-from lvt.model import Conversation, Message, Plain, Role, Sampled, ToolCall
+from lvt.model import Conversation, Message, Plain, Role, Sampled, ToolCall, content_of
 
 __all__ = [
     "DEFAULT_DATE",

@@ -42,9 +42,8 @@ from typing import Any
 from lvt import core
 from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError
-from lvt.families.qwen import content_of
 from lvt.jsonfmt import JObj, compact
-from lvt.model import Conversation, Message, Plain, Role, Sampled, ToolCall
+from lvt.model import Conversation, Message, Plain, Role, Sampled, ToolCall, content_of
 
 __all__ = [
     "VERSIONS", "AssistantTurn", "Call", "MConv", "Mistral", "MistralIds", "ResultTurn",
@@ -447,6 +446,9 @@ class Mistral:
                             "refuses it)")
                 if len(k.name) > 64:
                     return f"tool name {k.name!r} is longer than 64 characters"
+                if self.version == "v7" and scan_val(k.args + ",", 0) != len(k.args):  # scanOk
+                    return (f"tool call arguments {k.args!r} are not one JSON value (v7 "
+                            "writes them into its [TOOL_CALLS] list, which must read back)")
         ps = [t.ts] if isinstance(t, SampledTurn) else [t.p]
         for p in ps:
             if isinstance(p, tuple):

@@ -20,7 +20,18 @@ from lvt import core
 from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError
 from lvt.jsonfmt import compact
-from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens, ToolCall
+from lvt.model import (
+    Conversation,
+    Message,
+    Plain,
+    Reasoning,
+    Role,
+    Sampled,
+    ToolCall,
+    content_of,
+    lower_payload,
+    lpay_is_empty,
+)
 
 __all__ = [
     "DEFAULT_SYSTEM",
@@ -148,30 +159,6 @@ class QConv:
     prompt: int | None
 
 
-def _empty(p: Any) -> bool:
-    """``LPay.isEmpty``."""
-    return len(p) == 0
-
-
-def _lower_payload(p: Any) -> Any:
-    """``Payload.lower``."""
-    if isinstance(p, Text):
-        return p.text
-    if isinstance(p, Tokens):
-        return p.ids
-    raise TypeError(f"not a payload: {p!r}")
-
-
-def content_of(m: Message) -> Any | None:
-    """``Message.content?``: the payload of the only plain block ('' for none), or ``None``
-    for any other body."""
-    if not m.blocks:
-        return ""
-    if len(m.blocks) == 1 and isinstance(m.blocks[0], Plain):
-        return _lower_payload(m.blocks[0].payload)
-    return None
-
-
 class Qwen:
     """A Qwen format instance (``QwenFmt``): ids, mode (``"v25"``, ``"exact"``, ``"stable"``)
     and ``enable_thinking``."""
@@ -227,7 +214,7 @@ class Qwen:
 
     def think_learned(self, think: Any) -> bool:
         """``thinkLearned``."""
-        return self.enable_thinking or not _empty(think)
+        return self.enable_thinking or not lpay_is_empty(think)
 
     def turn_items(self, t: Any) -> list[Item]:
         """``turnItems``."""
@@ -307,11 +294,11 @@ class Qwen:
         j = 0
         r = None
         if j < len(bs) and isinstance(bs[j], Reasoning):
-            r = _lower_payload(bs[j].payload)
+            r = lower_payload(bs[j].payload)
             j += 1
         c: Any = ""
         if j < len(bs) and isinstance(bs[j], Plain):
-            c = _lower_payload(bs[j].payload)
+            c = lower_payload(bs[j].payload)
             j += 1
         calls = []
         for b in bs[j:]:
@@ -333,7 +320,7 @@ class Qwen:
                 return [("turn", SampledTurn(m.blocks[0].ids, i))]
             r, c, ks = self.asst_parts(i, m.blocks)
             # the '\n' before the first call tests the content before lstrip
-            sep = not _empty(c) and bool(ks)
+            sep = not lpay_is_empty(c) and bool(ks)
             think = _strip_nl(r if r is not None else "")
             if self.mode == "v25":
                 if r is not None:
@@ -342,7 +329,7 @@ class Qwen:
             if self.mode == "stable":
                 return [("turn", AssistantTurn(think, _lstrip_nl(c), sep, ks, i))]
             # `loop.index0 > ns.last_query_index` and `(loop.last or reasoning_content)`
-            if last_q < i and (i + 1 == n or not _empty(r if r is not None else "")):
+            if last_q < i and (i + 1 == n or not lpay_is_empty(r if r is not None else "")):
                 return [("turn", AssistantTurn(think, _lstrip_nl(c), sep, ks, i))]
             return [("turn", AssistantTurn(None, c, sep, ks, i))]
         p = content_of(m)
@@ -423,7 +410,7 @@ class Qwen:
             for k in t.calls:
                 if not core.clear_of(CALL_SEP, k.name):
                     return f"tool name {k.name!r} contains {CALL_SEP!r}"
-            if (t.calls and not (t.sep or _empty(t.content))) or (t.sep and not t.calls):
+            if (t.calls and not (t.sep or lpay_is_empty(t.content))) or (t.sep and not t.calls):
                 return "inconsistent separator"  # unreachable from lower
             return None
         if isinstance(t, ToolGroup):
