@@ -263,7 +263,7 @@ def vectors_module(doc: str, vectors: list[Vector]) -> str:
         decls.append(f"def conv{j} : Conversation :=\n  {lg.conversation_term(v.conv)}")
         decls += vector_examples(v, fnames[v.inst], f"conv{j}")
         decls.append("")
-    return lg.module_text(doc, decls)
+    return lg.module_text(doc, decls, {lg.spec_of(family(v.inst)) for v in vectors})
 
 
 # ---------------------------------------------------------------------------------------
@@ -351,21 +351,27 @@ def test_vectors_cover_the_model() -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def corrupted_modules(vectors: list[Vector]) -> list[tuple[str, str]]:
+def corrupted_modules(vectors: list[Vector], layout_first: bool = False) -> list[tuple[str, str]]:
     """One vector with Python's result changed (layout, render, parse), one module per change
-    (a module stops reporting after its first failing `decide` here): Lean must reject each."""
+    (a module stops reporting after its first failing `decide` here): Lean must reject each.
+    With fewer than three (``N_CORRUPT``), the render corruption goes first, or the layout's
+    when ``layout_first`` (a false `decide` on a long character-codec render can run the wasm
+    Lean for over ten minutes)."""
     v = next(x for x in vectors if x.layout is not None and "drawn" in x.label
              and parse_in_kernel(x))
     assert v.cells is not None and v.parse is not None
     fname = f"fmt_{v.inst}"
-    decls = [f"def {fname} := {lg.format_term(family(v.inst))}\n",
+    fam = family(v.inst)
+    decls = [f"def {fname} := {lg.format_term(fam)}\n",
              f"def conv0 : Conversation :=\n  {lg.conversation_term(v.conv)}"]
     bad = Vector(v.label, v.inst, v.conv, v.layout + 1, v.cells + 1, v.parse + 1, v.bad_at, v.bad)
     ex = vector_examples(bad, fname, "conv0")
     labels = ["corrupt layout", "corrupt render", "corrupt parse"]
-    out = [(lg.module_text(label, [*decls, f"-- {label}", e]), label)
+    out = [(lg.module_text(label, [*decls, f"-- {label}", e], [lg.spec_of(fam)]), label)
            for label, e in zip(labels, ex[1:4], strict=True)]
-    return out if N_CORRUPT == 3 else [out[1], out[0], out[2]][:N_CORRUPT]
+    if N_CORRUPT == 3 or layout_first:
+        return out[:N_CORRUPT]
+    return [out[1], out[0], out[2]][:N_CORRUPT]
 
 
 def partition(vectors: list[Vector], n: int) -> list[list[Vector]]:
@@ -398,35 +404,42 @@ def test_deepseek_agrees_with_lean_kernel() -> None:
     check_vectors(vs, 2)
 
 
-def check_vectors(vectors: list[Vector], n_files: int) -> None:
-    """Write ``vectors`` as ``n_files`` modules plus the corrupted ones; check them."""
+def check_vectors(vectors: list[Vector], n_files: int, *, title: str = "differential vectors",
+                  stage: str = "lvt-differential-", layout_first: bool = False,
+                  jobs: int | None = None) -> None:
+    """Write ``vectors`` as ``n_files`` modules titled ``title`` plus the corrupted ones
+    (:func:`corrupted_modules`) in a copy of the library staged under the prefix ``stage``,
+    and check them: every vector module must pass, and each corrupted one must be rejected at
+    its example (or by the wasm Lean dying on the false `decide`, a rejection without a line).
+    ``jobs``: parallel Lean processes (default: one per module)."""
     parts = partition(vectors, n_files)
-    root = lg.stage_library("lvt-differential-")
+    root = lg.stage_library(stage)
     try:
         targets = []
         n_examples = 0
         for i, part in enumerate(parts):
-            text = vectors_module(f"differential vectors, part {i + 1} of {len(parts)}", part)
+            text = vectors_module(f"{title}, part {i + 1} of {len(parts)}", part)
             n_examples += lg.count_examples(text)
             p = root / f"Verified/LvtVectors/Part{i + 1}.lean"
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(text, encoding="utf-8")
             targets.append(p)
         bads = []
-        for k, (text, label) in enumerate(corrupted_modules(vectors)):
+        for k, (text, label) in enumerate(corrupted_modules(vectors, layout_first)):
             bad = root / f"Verified/LvtVectors/Corrupt{k + 1}.lean"
             bad.write_text(text, encoding="utf-8")
             targets.append(bad)
             bads.append((f"Verified.LvtVectors.Corrupt{k + 1}", text, label))
-        print(f"differential: {len(vectors)} vectors, {n_examples} Lean examples in "
+        print(f"{title}: {len(vectors)} vectors, {n_examples} Lean examples in "
               f"{len(parts)} files, + {len(bads)} corrupted")
-        run = lg.run_checker(root, targets, jobs=len(targets))
+        run = lg.run_checker(root, targets, jobs=jobs or len(targets))
         print(run.output)
         print(f"lean_check wall time: {run.seconds:.0f} s")
         for i in range(len(parts)):
             name = f"Verified.LvtVectors.Part{i + 1}"
             assert run.status.get(name) == "ok", (
                 f"{name}: Lean disagrees with lvt\n{run.messages_for(name)}")
+        assert len(bads) == N_CORRUPT
         for name, text, label in bads:
             assert run.status.get(name) == "FAILED", (label, run.output)
             msgs = run.messages_for(name)
@@ -434,8 +447,6 @@ def check_vectors(vectors: list[Vector], n_files: int) -> None:
             start = lines.index(f"-- {label}") + 1
             end = next(j for j in range(start, len(lines)) if ":= by" in lines[j])
             spans = [f"{name.rsplit('.', 1)[1]}.lean:{n}:" for n in range(start + 1, end + 2)]
-            # a false `decide` on a large term can kill the wasm Lean instead of reporting
-            # (a rejection all the same, without a line)
             assert any(sp in msgs for sp in spans) or "lean exited with status" in msgs, (
                 label, start + 1, end + 1, msgs)
     finally:

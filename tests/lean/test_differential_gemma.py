@@ -15,7 +15,6 @@ payload. Corrupted copies of one drawn vector (``td.N_CORRUPT``) must be rejecte
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -24,7 +23,6 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import leangen as lg
 import test_differential as td
 
 import lvt
@@ -121,51 +119,7 @@ def test_gemma_vectors_cover_the_model() -> None:
     assert any(v.bad is None for v in vs if v.layout is not None)
 
 
-def check_vectors(vectors: list[td.Vector], n_files: int) -> None:
-    """Write ``vectors`` as ``n_files`` modules plus the three corrupted ones, check them: the
-    vector modules must pass and each corrupted one must be rejected (at its example)."""
-    parts = td.partition(vectors, n_files)
-    root = lg.stage_library("lvt-differential-gemma-")
-    try:
-        targets = []
-        n_examples = 0
-        for i, part in enumerate(parts):
-            text = td.vectors_module(f"Gemma 3 differential vectors, part {i + 1} of "
-                                     f"{len(parts)}", part)
-            n_examples += lg.count_examples(text)
-            p = root / f"Verified/LvtVectors/Part{i + 1}.lean"
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(text, encoding="utf-8")
-            targets.append(p)
-        bads = []
-        for k, (text, label) in enumerate(td.corrupted_modules(vectors)):
-            bad = root / f"Verified/LvtVectors/Corrupt{k + 1}.lean"
-            bad.write_text(text, encoding="utf-8")
-            targets.append(bad)
-            bads.append((f"Verified.LvtVectors.Corrupt{k + 1}", text, label))
-        print(f"differential (gemma3): {len(vectors)} vectors, {n_examples} Lean examples in "
-              f"{len(parts)} files, + {len(bads)} corrupted")
-        run = lg.run_checker(root, targets, jobs=len(targets))
-        print(run.output)
-        for i in range(len(parts)):
-            name = f"Verified.LvtVectors.Part{i + 1}"
-            assert run.status.get(name) == "ok", (
-                f"{name}: Lean disagrees with lvt\n{run.messages_for(name)}")
-        assert len(bads) == td.N_CORRUPT
-        for name, text, label in bads:
-            assert run.status.get(name) == "FAILED", (label, run.output)
-            msgs = run.messages_for(name)
-            lines = text.splitlines()
-            start = lines.index(f"-- {label}") + 1
-            end = next(j for j in range(start, len(lines)) if ":= by" in lines[j])
-            spans = [f"{name.rsplit('.', 1)[1]}.lean:{n}:" for n in range(start + 1, end + 2)]
-            # a false `decide` on a large term can kill the wasm Lean instead of reporting
-            assert any(sp in msgs for sp in spans) or "lean exited with status" in msgs, (
-                label, start + 1, end + 1, msgs)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-
-
 @pytest.mark.lean
 def test_gemma_agrees_with_lean_kernel() -> None:
-    check_vectors(gemma_vectors(), 2)
+    td.check_vectors(gemma_vectors(), 2, title="Gemma 3 differential vectors",
+                     stage="lvt-differential-gemma-")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -206,70 +205,9 @@ def test_harmony_vectors_cover_the_model() -> None:
     assert sum(v.real is not None for v in vs) == (1 if td.FULL else 0)
 
 
-def corrupted_modules(vectors: list[td.Vector]) -> list[tuple[str, str]]:
-    """``td.corrupted_modules``, the layout corruption first: every gpt-oss render holds the
-    ~250-character system message, and a false ``decide`` on its character-codec render runs
-    the wasm Lean for over ten minutes here (the layout's, without the encoding, for less)."""
-    v = next(x for x in vectors if x.layout is not None and "drawn" in x.label)
-    assert v.cells is not None and v.parse is not None
-    fname = f"fmt_{v.inst}"
-    decls = [f"def {fname} := {lg.format_term(td.family(v.inst))}\n",
-             f"def conv0 : Conversation :=\n  {lg.conversation_term(v.conv)}"]
-    bad = td.Vector(v.label, v.inst, v.conv, v.layout + 1, v.cells + 1, v.parse + 1, v.bad_at,
-                    v.bad)
-    ex = td.vector_examples(bad, fname, "conv0")
-    labels = ["corrupt layout", "corrupt render", "corrupt parse"]
-    out = [(lg.module_text(label, [*decls, f"-- {label}", e]), label)
-           for label, e in zip(labels, ex[1:4], strict=True)]
-    return out[:td.N_CORRUPT]
-
-
-def check_vectors(vectors: list[td.Vector], n_files: int) -> None:
-    """Write ``vectors`` as ``n_files`` modules plus the three corrupted ones, check them: the
-    vector modules must pass and each corrupted one must be rejected (at its example)."""
-    parts = td.partition(vectors, n_files)
-    root = lg.stage_library("lvt-differential-harmony-")
-    try:
-        targets = []
-        n_examples = 0
-        for i, part in enumerate(parts):
-            text = td.vectors_module(f"gpt-oss differential vectors, part {i + 1} of "
-                                     f"{len(parts)}", part)
-            n_examples += lg.count_examples(text)
-            p = root / f"Verified/LvtVectors/Part{i + 1}.lean"
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(text, encoding="utf-8")
-            targets.append(p)
-        bads = []
-        for k, (text, label) in enumerate(corrupted_modules(vectors)):
-            bad = root / f"Verified/LvtVectors/Corrupt{k + 1}.lean"
-            bad.write_text(text, encoding="utf-8")
-            targets.append(bad)
-            bads.append((f"Verified.LvtVectors.Corrupt{k + 1}", text, label))
-        print(f"differential (gpt-oss): {len(vectors)} vectors, {n_examples} Lean examples in "
-              f"{len(parts)} files, + {len(bads)} corrupted")
-        run = lg.run_checker(root, targets, jobs=len(targets))
-        print(run.output)
-        print(f"lean_check wall time: {run.seconds:.0f} s")
-        for i in range(len(parts)):
-            name = f"Verified.LvtVectors.Part{i + 1}"
-            assert run.status.get(name) == "ok", (
-                f"{name}: Lean disagrees with lvt\n{run.messages_for(name)}")
-        assert len(bads) == td.N_CORRUPT
-        for name, text, label in bads:
-            assert run.status.get(name) == "FAILED", (label, run.output)
-            msgs = run.messages_for(name)
-            lines = text.splitlines()
-            start = lines.index(f"-- {label}") + 1
-            end = next(j for j in range(start, len(lines)) if ":= by" in lines[j])
-            spans = [f"{name.rsplit('.', 1)[1]}.lean:{n}:" for n in range(start + 1, end + 2)]
-            # a false `decide` on a large term can kill the wasm Lean instead of reporting
-            assert any(sp in msgs for sp in spans) or "lean exited with status" in msgs, (
-                label, start + 1, end + 1, msgs)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-
-
 @pytest.mark.lean
 def test_harmony_agrees_with_lean_kernel() -> None:
-    check_vectors(harmony_vectors(), 3)
+    # the layout corruption first: every gpt-oss render holds the ~250-character system
+    # message, and a false `decide` on its character-codec render runs for over ten minutes
+    td.check_vectors(harmony_vectors(), 3, title="gpt-oss differential vectors",
+                     stage="lvt-differential-harmony-", layout_first=True)

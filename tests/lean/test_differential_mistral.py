@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,7 +32,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import leangen as lg
 import test_differential as td
 
 import lvt
@@ -186,35 +184,6 @@ def test_mistral_vectors_cover_the_model() -> None:
 
 @pytest.mark.lean
 def test_mistral_agrees_with_lean_kernel() -> None:
-    vectors = mistral_vectors()
-    parts = td.partition(vectors, int(os.environ.get("LVT_DIFF_MISTRAL_FILES", "2")))
-    root = lg.stage_library("lvt-differential-mistral-")
-    try:
-        targets = []
-        for i, part in enumerate(parts):
-            text = td.vectors_module(f"Mistral differential vectors, part {i + 1}", part)
-            p = root / f"Verified/LvtVectors/Part{i + 1}.lean"
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(text, encoding="utf-8")
-            targets.append(p)
-        bads = []
-        for k, (text, label) in enumerate(td.corrupted_modules(vectors)):
-            bad = root / f"Verified/LvtVectors/Corrupt{k + 1}.lean"
-            bad.write_text(text, encoding="utf-8")
-            targets.append(bad)
-            bads.append((f"Verified.LvtVectors.Corrupt{k + 1}", label))
-        run = lg.run_checker(root, targets, jobs=int(os.environ.get("LVT_DIFF_JOBS", "2")))
-        print(run.output)
-        for i in range(len(parts)):
-            name = f"Verified.LvtVectors.Part{i + 1}"
-            assert run.status.get(name) == "ok", (
-                f"{name}: Lean disagrees with lvt\n{run.messages_for(name)}")
-        assert len(bads) == td.N_CORRUPT
-        for name, label in bads:
-            assert run.status.get(name) == "FAILED", (label, run.output)
-            # rejected at its example, or (a false `decide` on a large term) by the wasm Lean
-            # dying instead of reporting, as the other differential tests accept
-            msgs = run.messages_for(name)
-            assert "error" in msgs or "lean exited with status" in msgs, (label, msgs)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    td.check_vectors(mistral_vectors(), int(os.environ.get("LVT_DIFF_MISTRAL_FILES", "2")),
+                     title="Mistral differential vectors", stage="lvt-differential-mistral-",
+                     jobs=int(os.environ.get("LVT_DIFF_JOBS", "2")))
