@@ -271,6 +271,37 @@ def test_stable_prompt_render_is_a_prefix(tok: Any) -> None:
     assert checked > 100 and calls > 20
 
 
+def _is_final(m: dict[str, Any]) -> bool:
+    """``isFinalMsg``: an assistant message without tool calls."""
+    return m["role"] == "assistant" and not m.get("tool_calls")
+
+
+def test_exact_prompt_render_is_a_prefix_until_a_final_answer(tok: Any) -> None:
+    """Token for token, where ``extension_exact`` states it for layouts: the exact render of
+    the messages before an assistant message, with the generation prompt, is a prefix of the
+    render of every longer conversation in which no appended message is a final answer (the
+    agent loop, calls and results); appending a final answer after a call with reasoning is
+    where it stops being one (the template drops that call's analysis)."""
+    e = enc_for(tok)
+    checked = broken = 0
+    for case in conversations("gpt-oss"):
+        ms = case.messages
+        for k in range(1, len(ms)):
+            if ms[k]["role"] != "assistant" or ms[0]["role"] == "assistant":
+                continue
+            a = e.encode_openai(ms[:k], case.tools, True).ids.tolist()
+            for j in range(k + 1, len(ms) + 1):
+                b = e.encode_openai(ms[:j], case.tools).ids.tolist()
+                if any(_is_final(m) for m in ms[k:j]):
+                    broken += b[: len(a)] != a
+                    break
+                assert b[: len(a)] == a, (case.name, k, j)
+                checked += 1
+    print(f"exact prompt prefixes: {checked} extensions without a final answer, {broken} "
+          "final answers that rewrite history")
+    assert checked > 100 and broken > 0, (checked, broken)
+
+
 def test_loss_mask_learns_assistant_output_only(tok: Any) -> None:
     e = enc_for(tok)
     case = next(c for c in conversations("gpt-oss") if c.name == "reasoning-tool-call")

@@ -6,13 +6,18 @@ public import Verified.Thm.QwenLayout
 public section
 
 /-!
-# gpt-oss: what the stable format keeps when a conversation grows
+# gpt-oss: what each format keeps when a conversation grows
 
 * `extension_stable`: in the stable format, the layout of a conversation with the generation
   prompt (`<|start|>assistant`) is a prefix of the layout of the conversation followed by any
   messages that start with an assistant message (items: control ids, texts, token payloads,
   owners and loss bits). Every earlier turn is written as before: stable mode keeps every
   reasoning block, so no later message changes how an earlier one is lowered.
+* `extension_exact`: the exact format (the official template) has the same property for the
+  extensions in which no appended message is a final answer (every appended assistant message
+  calls a tool: the agent loop). The template drops a call message's analysis only when a
+  final answer follows it (`future_final_message`); `KeepsHistory` names both conditions and
+  `extension_keeps` proves the prefix from either.
 * `sampled_extension_stable`: the same at the token level when the new assistant message is a
   sampled turn (inference and training agree: the render with the prompt, then the sampled
   tokens, learned and owned by the new message, is the render of the conversation with the
@@ -25,8 +30,8 @@ public section
 Not stated here: token-level prefixes of the training render and of a prompt followed by a
 call message (` to=functions.NAME` is text right after the prompt's `assistant` text, so the
 two are encoded as one span and only a codec that splits before the space keeps the prefix;
-o200k does, `tests/test_harmony.py` checks it); the exact format (an appended final answer
-drops the analysis of earlier call messages, `future_final_message`; tested).
+o200k does, `tests/test_harmony.py` checks it); the exact format's extensions by a final
+answer, which are not prefixes (the answer drops the analysis of earlier call messages).
 -/
 
 namespace Verified.Harmony
@@ -40,21 +45,38 @@ theorem lowerAsst_stable {f : HarmonyFmt} (hs : f.mode = .stable) (i : Nat) (m :
   unfold lowerAsst
   simp [hs]
 
+/-- The appended messages `ys` keep the turns of the messages before them: the stable format
+keeps every reasoning block; the exact one drops the analysis of a call message only when a
+final answer follows it (`future_final_message`), so it keeps history while none of `ys` is a
+final answer (an assistant message without a tool call). -/
+@[expose] def KeepsHistory (f : HarmonyFmt) (ys : List Message) : Prop :=
+  f.mode = .stable ∨ ys.any isFinalMsg = false
+
+/-- Messages that keep history do not change how an earlier assistant message is lowered. -/
+theorem lowerAsst_keeps {f : HarmonyFmt} {ys : List Message} (hk : KeepsHistory f ys) (i : Nat)
+    (m : Message) (later : List Message) (last : Bool) :
+    lowerAsst f i m (later ++ ys) last = lowerAsst f i m later last := by
+  rcases hk with hs | hy
+  · exact lowerAsst_stable hs i m _ _ last
+  · unfold lowerAsst
+    simp [List.any_append, hy]
+
 theorem isEmpty_append_cons {α : Type} (xs ys : List α) (y : α) :
     (xs ++ y :: ys).isEmpty = false := by
   cases xs <;> rfl
 
-/-- Lowering a list of messages with the prompt, then appending messages: the turns of the
-list are kept (stable format). -/
-theorem lowerMsgs_append_stable {f : HarmonyFmt} (hs : f.mode = .stable) (g : Bool) :
+/-- Lowering a list of messages with the prompt, then appending messages that keep history:
+the turns of the list are kept. -/
+theorem lowerMsgs_append_keeps {f : HarmonyFmt} (g : Bool) (y : Message) (ys : List Message)
+    (hk : KeepsHistory f (y :: ys)) :
     ∀ {ms : List Message} {st : Option Chars} {i : Nat} {ts : List HTurn},
       lowerMsgs f true st i ms = some ts →
-      ∃ st', ∀ y ys, lowerMsgs f g st i (ms ++ y :: ys) =
+      ∃ st', lowerMsgs f g st i (ms ++ y :: ys) =
         (lowerMsgs f g st' (i + ms.length) (y :: ys)).map (ts ++ ·)
   | [], st, i, ts, h => by
     simp only [lowerMsgs, Option.some.injEq] at h
     subst h
-    exact ⟨st, fun y ys => by simp⟩
+    exact ⟨st, by simp⟩
   | ⟨role, bs⟩ :: ms, st, i, ts, h => by
     have e : i + (ms.length + 1) = i + 1 + ms.length := by omega
     cases role with
@@ -65,10 +87,10 @@ theorem lowerMsgs_append_stable {f : HarmonyFmt} (hs : f.mode = .stable) (g : Bo
       | some r =>
         simp only [ha, Bool.not_true, Bool.and_false, Option.bind_some] at h
         obtain ⟨ts', h1, rfl⟩ := Option.map_eq_some_iff.mp h
-        obtain ⟨st', hap⟩ := lowerMsgs_append_stable hs g h1
-        refine ⟨st', fun y ys => ?_⟩
+        obtain ⟨st', hap⟩ := lowerMsgs_append_keeps g y ys hk h1
+        refine ⟨st', ?_⟩
         simp only [List.cons_append, lowerMsgs, isEmpty_append_cons, Bool.false_and]
-        rw [lowerAsst_stable hs i _ (ms ++ y :: ys) ms, ha, Option.bind_some, hap y ys,
+        rw [lowerAsst_keeps hk i _ ms, ha, Option.bind_some, hap,
           List.length_cons, e, Option.map_map]
         simp [Function.comp_def, lowerMsgs]
     | tool =>
@@ -76,10 +98,10 @@ theorem lowerMsgs_append_stable {f : HarmonyFmt} (hs : f.mode = .stable) (g : Bo
       split at h
       · rename_i n s hc
         obtain ⟨ts', h1, rfl⟩ := Option.map_eq_some_iff.mp h
-        obtain ⟨st', hap⟩ := lowerMsgs_append_stable hs g h1
-        refine ⟨st', fun y ys => ?_⟩
+        obtain ⟨st', hap⟩ := lowerMsgs_append_keeps g y ys hk h1
+        refine ⟨st', ?_⟩
         simp only [List.cons_append, lowerMsgs, hc]
-        rw [hap y ys, List.length_cons, e, Option.map_map]
+        rw [hap, List.length_cons, e, Option.map_map]
         simp [Function.comp_def, lowerMsgs]
       · cases h
     | user =>
@@ -89,10 +111,10 @@ theorem lowerMsgs_append_stable {f : HarmonyFmt} (hs : f.mode = .stable) (g : Bo
       | some p =>
         simp only [hc, Option.bind_some] at h
         obtain ⟨ts', h1, rfl⟩ := Option.map_eq_some_iff.mp h
-        obtain ⟨st', hap⟩ := lowerMsgs_append_stable hs g h1
-        refine ⟨st', fun y ys => ?_⟩
+        obtain ⟨st', hap⟩ := lowerMsgs_append_keeps g y ys hk h1
+        refine ⟨st', ?_⟩
         simp only [List.cons_append, lowerMsgs, hc, Option.bind_some]
-        rw [hap y ys, List.length_cons, e, Option.map_map]
+        rw [hap, List.length_cons, e, Option.map_map]
         simp [Function.comp_def, lowerMsgs]
     | system => simp [lowerMsgs] at h
     | developer => simp [lowerMsgs] at h
@@ -206,10 +228,11 @@ theorem layout_append_turns (f : HarmonyFmt) (s : Chars) (ts us : List HTurn)
   cases p <;> simp [layout, List.flatMap_append, List.append_assoc]
 
 /-- The lowered forms of a conversation with the prompt and of an extension of it that starts
-with an assistant message (stable format): the same system text and turns, then the new
+with an assistant message and keeps history: the same system text and turns, then the new
 message's turns. -/
-theorem extension_stable_lower (f : HarmonyFmt) (hs : f.mode = .stable) (ms ns : List Message)
-    (bs : List Block) (tools : Option (List Json)) (g : Bool)
+theorem extension_lower (f : HarmonyFmt) (ms ns : List Message)
+    (bs : List Block) (hk : KeepsHistory f (⟨.assistant, bs⟩ :: ns))
+    (tools : Option (List Json)) (g : Bool)
     (hms : ms ≠ []) (l l' : HConv) (hl : lower f ⟨ms, tools, true⟩ = some l)
     (hl' : lower f ⟨ms ++ ⟨.assistant, bs⟩ :: ns, tools, g⟩ = some l') :
     ∃ r ts3, lowerAsst f ms.length ⟨.assistant, bs⟩ ns (ns.isEmpty && !g) = some r ∧
@@ -236,8 +259,8 @@ theorem extension_stable_lower (f : HarmonyFmt) (hs : f.mode = .stable) (ms ns :
       | none => rw [hts] at hl; cases hl
       | some ts =>
         rw [hts, Option.bind_some] at hl
-        obtain ⟨st', hap⟩ := lowerMsgs_append_stable hs g hts
-        rw [hap _ ns] at hl'
+        obtain ⟨st', hap⟩ := lowerMsgs_append_keeps g _ ns hk hts
+        rw [hap] at hl'
         simp only [lowerMsgs] at hl'
         rw [← hlen] at hl'
         cases ha : lowerAsst f ms.length ⟨.assistant, bs⟩ ns (ns.isEmpty && !g) with
@@ -256,18 +279,18 @@ theorem extension_stable_lower (f : HarmonyFmt) (hs : f.mode = .stable) (ms ns :
               · cases hl'
             · cases hl
 
-/-- The stable format never rewrites history: the layout of a conversation with the
-generation prompt is a prefix of the layout of the conversation followed by messages that
-start with an assistant message. -/
-theorem extension_stable (f : HarmonyFmt) (hs : f.mode = .stable) (ms ns : List Message)
-    (m : Message) (hm : m.role = .assistant) (tools : Option (List Json)) (g : Bool)
+/-- Appending messages that keep history and start with an assistant message: the layout of
+the conversation with the generation prompt is a prefix of the layout of the extension. -/
+theorem extension_keeps (f : HarmonyFmt) (ms ns : List Message)
+    (m : Message) (hm : m.role = .assistant) (hk : KeepsHistory f (m :: ns))
+    (tools : Option (List Json)) (g : Bool)
     (hms : ms ≠ []) (l l' : HConv) (hl : lower f ⟨ms, tools, true⟩ = some l)
     (hl' : lower f ⟨ms ++ m :: ns, tools, g⟩ = some l') :
     layout f l <+: layout f l' := by
   obtain ⟨role, bs⟩ := m
   simp only at hm
   subst hm
-  obtain ⟨r, ts3, ha, -, hp, e⟩ := extension_stable_lower f hs ms ns bs tools g hms l l' hl hl'
+  obtain ⟨r, ts3, ha, -, hp, e⟩ := extension_lower f ms ns bs hk tools g hms l l' hl hl'
   obtain ⟨t, tl, hr1, hat⟩ := lowerAsst_turns ha
   obtain ⟨s, ts, p⟩ := l
   simp only at hp e
@@ -276,6 +299,29 @@ theorem extension_stable (f : HarmonyFmt) (hs : f.mode = .stable) (ms ns : List 
   refine (List.prefix_append_right_inj _).mpr ?_
   rw [hr1, List.cons_append, List.flatMap_cons, List.append_assoc]
   exact (prompt_prefix_turn f hat).trans (List.prefix_append _ _)
+
+/-- The stable format never rewrites history: the layout of a conversation with the
+generation prompt is a prefix of the layout of the conversation followed by any messages that
+start with an assistant message. -/
+theorem extension_stable (f : HarmonyFmt) (hs : f.mode = .stable) (ms ns : List Message)
+    (m : Message) (hm : m.role = .assistant) (tools : Option (List Json)) (g : Bool)
+    (hms : ms ≠ []) (l l' : HConv) (hl : lower f ⟨ms, tools, true⟩ = some l)
+    (hl' : lower f ⟨ms ++ m :: ns, tools, g⟩ = some l') :
+    layout f l <+: layout f l' :=
+  extension_keeps f ms ns m hm (Or.inl hs) tools g hms l l' hl hl'
+
+/-- The exact format (the official template) rewrites history only for a final answer: while
+the model keeps calling tools (no appended assistant message is a final answer, i.e. every one
+has a tool call), the layout of the conversation with the generation prompt is a prefix of the
+layout of the extension. An appended final answer drops the analysis of the earlier call
+messages (`future_final_message`): there the exact format is not a prefix, the stable one is. -/
+theorem extension_exact (f : HarmonyFmt) (ms ns : List Message)
+    (m : Message) (hm : m.role = .assistant) (hf : (m :: ns).any isFinalMsg = false)
+    (tools : Option (List Json)) (g : Bool)
+    (hms : ms ≠ []) (l l' : HConv) (hl : lower f ⟨ms, tools, true⟩ = some l)
+    (hl' : lower f ⟨ms ++ m :: ns, tools, g⟩ = some l') :
+    layout f l <+: layout f l' :=
+  extension_keeps f ms ns m hm (Or.inr hf) tools g hms l l' hl hl'
 
 /-- Inference and training agree (stable format): the render of a conversation with a sampled
 turn appended is the render with the generation prompt, then the sampled tokens, learned and
@@ -287,7 +333,7 @@ theorem sampled_extension_stable (f : HarmonyFmt) (hs : f.mode = .stable) (codec
     encodeItems codec (layout f l') =
       encodeItems codec (layout f l) ++ ts.map (fun t => ⟨t, .toks, ms.length, true⟩) := by
   obtain ⟨r, ts3, ha, hr, hp, e⟩ :=
-    extension_stable_lower f hs ms [] [.sampled ts] tools false hms l l' hl hl'
+    extension_lower f ms [] [.sampled ts] (Or.inl hs) tools false hms l l' hl hl'
   simp only [lowerAsst, Option.some.injEq] at ha
   subst ha
   simp only [lowerMsgs, Option.some.injEq] at hr

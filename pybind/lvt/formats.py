@@ -26,9 +26,11 @@ when the first appended message is not a call message (``Verified/Thm/DeepSeekPr
 
 ``gpt-oss`` reproduces ``openai/gpt-oss-120b``'s template (Harmony: analysis dropped from
 history, ``<|return|>`` on the last message of a training render); ``gpt-oss-stable`` writes
-every reasoning block as an analysis message. Both are prefix stable except that an appended
-message turns the last answer's ``<|return|>`` into ``<|end|>`` (proven for the stable mode's
-layouts in ``Verified/Thm/HarmonyPrefix.lean``, tested for the exact mode).
+every reasoning block as an analysis message. The stable format is prefix stable except that
+an appended message turns the last answer's ``<|return|>`` into ``<|end|>``; the exact one
+also drops the analysis of earlier call messages once a final answer is appended, and is
+prefix stable while the model keeps calling tools (both proven for layouts in
+``Verified/Thm/HarmonyPrefix.lean``).
 
 ``mistral`` reproduces ``mistral-common``'s ``encode_chat_completion`` for tekken versions v7,
 v11 and v13 (the ``version`` option; v7/v11 write call ids), and the Mistral-Small-3.1 template
@@ -390,10 +392,13 @@ _HARMONY_OPTIONS = {"current_date": "", "reasoning_effort": "medium",
 _register(FormatSpec(
     "gpt-oss", "harmony", "gpt-oss (Harmony), exactly the template (analysis dropped from "
     "history, <|return|> on the last training message)", "openai-gpt-oss-120b",
-    "prefix, except that an appended message turns the last answer's <|return|> into <|end|> "
-    "and drops the analysis the template keeps only at the end (tested, not proven)",
+    "prefix while no appended message is a final answer: a render with the generation prompt "
+    "is a prefix of any extension whose assistant messages all call tools (proven for "
+    "layouts); an appended final answer drops the analysis of earlier call messages, and "
+    "turns the last answer's <|return|> into <|end|>",
     _HARMONY_OPTIONS,
-    lambda tok, o: _harmony(tok, "gpt-oss", "exact", o), aliases=("harmony",)))
+    lambda tok, o: _harmony(tok, "gpt-oss", "exact", o), aliases=("harmony",),
+    proven="Verified/Thm/HarmonyPrefix.lean: extension_exact"))
 _register(FormatSpec(
     "gpt-oss-stable", "harmony", "gpt-oss (Harmony) with every reasoning block kept as an "
     "analysis message", "openai-gpt-oss-120b",
