@@ -91,7 +91,14 @@ def turn_break_expected(extension: str, msgs: Sequence[Mapping[str, Any]], t: in
         if "tool result appended after a tool result" in ext:
             return _role(msgs[t]) == "tool" and prev == "tool"
         if "turns the last answer's <|return|> into <|end|>" in ext:  # gpt-oss
-            return prev == "assistant"
+            # the exact format also drops the analysis of the calls since the last answer when
+            # a final answer follows them (the last assistant message before it is a call)
+            m = msgs[t]
+            final = _role(m) == "assistant" and not m.get("tool_calls")
+            last = next((n for n in reversed(msgs[:t]) if _role(n) == "assistant"), None)
+            after_call = last is not None and bool(last.get("tool_calls"))
+            return prev == "assistant" or (
+                "final answer drops the analysis" in ext and final and after_call)
         if "across an appended system message" in ext:  # DeepSeek-R1
             m = msgs[t]
             answer = _role(m) == "assistant" and not m.get("tool_calls")

@@ -87,9 +87,16 @@ def test_turn_break_rules_of_the_part_two_formats() -> None:
     mis, mis_st = FORMATS["mistral"].extension, FORMATS["mistral-stable"].extension
     u, a, tool, sys_ = _m("user"), _m("assistant"), _m("tool"), _m("system")
     call = _m("assistant", content=None, tool_calls=CALL)
-    # gpt-oss: after an answer (its <|return|> becomes <|end|>), nowhere else
+    # gpt-oss: after an answer (its <|return|> becomes <|end|>); the exact format also at a
+    # final answer after calls (it drops their analysis), the stable one not
+    gpt_st = FORMATS["gpt-oss-stable"].extension
     assert turn_break_expected(gpt, [u, a, u], 2)
     assert not turn_break_expected(gpt, [u, a, u, a], 3)
+    assert turn_break_expected(gpt, [u, call, tool, a], 3)
+    assert not turn_break_expected(gpt, [u, call, tool, a, u, a], 5)  # no call since the answer
+    assert not turn_break_expected(gpt, [u, call, tool, call], 3)
+    assert turn_break_expected(gpt_st, [u, a, u], 2)
+    assert not turn_break_expected(gpt_st, [u, call, tool, a], 3)
     # DeepSeek-R1: an appended system message; after tool results unless an answer follows;
     # a later call right after a user message; not an ordinary user or answer append
     assert turn_break_expected(ds, [u, a, sys_], 2)
