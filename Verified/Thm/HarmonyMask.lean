@@ -45,28 +45,97 @@ variable (f : HarmonyFmt)
 theorem pay_ann (p : LPay) (o : Nat) (l : Bool) : (pay p o l).ann = ⟨o, l⟩ := by
   cases p <;> rfl
 
+theorem head_ann (r : Chars) (o : Nat) : ∀ it ∈ head f r o, it.ann = ⟨o, false⟩ := by
+  intro it h
+  simp only [head, List.mem_cons, List.not_mem_nil, or_false] at h
+  rcases h with rfl | rfl <;> rfl
+
+theorem body_ann (p : LPay) (e : Token) (o : Nat) (l : Bool) :
+    ∀ it ∈ body f p e o l, it.ann = ⟨o, l⟩ := by
+  intro it h
+  simp only [body, List.mem_cons, List.not_mem_nil, or_false] at h
+  rcases h with rfl | rfl | rfl
+  · rfl
+  · exact pay_ann p o l
+  · rfl
+
+theorem chan_ann (n : Chars) (o : Nat) (l : Bool) : ∀ it ∈ chan f n o l, it.ann = ⟨o, l⟩ := by
+  intro it h
+  simp only [chan, List.mem_cons, List.not_mem_nil, or_false] at h
+  rcases h with rfl | rfl <;> rfl
+
 /-- Every item of a turn carries the turn's owner, and is learned only in a learned turn. -/
 theorem turnItems_ann (t : HTurn) :
     ∀ it ∈ turnItems f t, it.ann.owner = t.owner ∧ (it.ann.learn = true → t.learned = true) := by
-  cases t <;>
-    simp [turnItems, head, body, chan, promptItems, ctl, txt, pay_ann, HTurn.owner, HTurn.learned]
+  intro it h
+  have key : ∀ l : Bool, (l = true → t.learned = true) → it.ann = ⟨t.owner, l⟩ →
+      it.ann.owner = t.owner ∧ (it.ann.learn = true → t.learned = true) := by
+    intro l hl e
+    rw [e]
+    exact ⟨rfl, hl⟩
+  have nf : false = true → t.learned = true := fun h => by cases h
+  cases t with
+  | dev pre p post o =>
+    simp only [turnItems, List.mem_append, List.mem_cons, List.not_mem_nil, or_false] at h
+    rcases h with h | rfl | rfl | h | rfl | rfl
+    · exact key false nf (head_ann f _ o it h)
+    · exact key false nf rfl
+    · exact key false nf rfl
+    · subst h
+      exact key false nf (pay_ann p o false)
+    · exact key false nf rfl
+    · exact key false nf rfl
+  | user p o =>
+    rcases List.mem_append.mp h with h | h
+    · exact key false nf (head_ann f _ o it h)
+    · exact key false nf (body_ann f p _ o false it h)
+  | analysis p o =>
+    rcases List.mem_append.mp h with h | h
+    · rcases List.mem_append.mp h with h | h
+      · exact key false nf (head_ann f _ o it h)
+      · exact key true (fun _ => rfl) (chan_ann f _ o true it h)
+    · exact key true (fun _ => rfl) (body_ann f p _ o true it h)
+  | final p r o =>
+    rcases List.mem_append.mp h with h | h
+    · rcases List.mem_append.mp h with h | h
+      · exact key false nf (head_ann f _ o it h)
+      · exact key true (fun _ => rfl) (chan_ann f _ o true it h)
+    · exact key true (fun _ => rfl) (body_ann f p _ o true it h)
+  | call n a o =>
+    rcases List.mem_append.mp h with h | h
+    · rcases List.mem_append.mp h with h | h
+      · rcases List.mem_append.mp h with h | h
+        · exact key false nf (head_ann f _ o it h)
+        · obtain rfl := List.mem_singleton.mp h
+          exact key true (fun _ => rfl) rfl
+      · exact key true (fun _ => rfl) (chan_ann f _ o true it h)
+    · exact key true (fun _ => rfl) (body_ann f _ _ o true it h)
+  | result n q o =>
+    rcases List.mem_append.mp h with h | h
+    · rcases List.mem_append.mp h with h | h
+      · exact key false nf (head_ann f _ o it h)
+      · exact key false nf (chan_ann f _ o false it h)
+    · exact key false nf (body_ann f _ _ o false it h)
+  | sampled ts o =>
+    rcases List.mem_append.mp h with h | h
+    · exact key false nf (head_ann f _ o it h)
+    · obtain rfl := List.mem_singleton.mp h
+      exact key true (fun _ => rfl) rfl
 
 /-- The items of the system message and the generation prompt are not learned. -/
 theorem layout_mem {l : HConv} {it : Item} (h : it ∈ layout f l) :
     it.ann.learn = false ∨ ∃ t ∈ l.turns, it ∈ turnItems f t := by
-  simp only [layout, List.mem_append, List.mem_flatMap] at h
-  rcases h with ((h | h) | h) | h
-  · left
-    simp only [head, List.mem_cons, List.not_mem_nil, or_false] at h
-    rcases h with rfl | rfl <;> rfl
-  · left
-    simp only [List.mem_cons, List.not_mem_nil, or_false] at h
-    rcases h with rfl | rfl | rfl <;> rfl
-  · exact Or.inr h
+  rcases List.mem_append.mp h with h | h
+  · rcases List.mem_append.mp h with h | h
+    · left
+      rcases List.mem_append.mp h with h | h
+      · rw [head_ann f _ 0 it h]
+      · simp only [List.mem_cons, List.not_mem_nil, or_false] at h
+        rcases h with rfl | rfl | rfl <;> rfl
+    · exact Or.inr (List.mem_flatMap.mp h)
   · left
     split at h
-    · simp only [promptItems, head, List.mem_cons, List.not_mem_nil, or_false] at h
-      rcases h with rfl | rfl <;> rfl
+    · rw [head_ann f _ _ it h]
     · cases h
 
 /-! ## The lowering -/
