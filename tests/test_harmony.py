@@ -271,6 +271,37 @@ def test_stable_prompt_render_is_a_prefix(tok: Any) -> None:
     assert checked > 100 and calls > 20
 
 
+# Tool names beyond the corpus: digits, ``_``, ``-``, long names, names that look like words
+# of the header or would merge with a neighbour if the pre-tokenizer allowed it.
+ODD_TOOL_NAMES = ["", "x", "0", "123", "9lives", "_", "__init__", "_private", "-", "a-b",
+                  "get-weather-now", "snake_case_name_2", "CamelCase", "ALLCAPS", "a.b.c",
+                  "assistant", "functions", "to", "=x", " x", "x y", "naïve_café", "東京",
+                  "a" * 200, "get_weather_" * 30, "v1_2_3-4-5"]
+
+
+def test_o200k_splits_before_the_call_header(tok: Any) -> None:
+    """The hypothesis of ``extension_ids_call`` (``SplitsCallHeader``) for o200k_harmony: the
+    span ``assistant to=functions.NAME`` (what a call turn writes between ``<|start|>`` and
+    ``<|channel|>``, the prompt's ``assistant`` included) encodes as ``assistant`` followed by
+    `` to=functions.NAME``, and every token of ``assistant`` has bytes; checked with the
+    render's own codec on every tool name of the parity corpus and on ``ODD_TOOL_NAMES``."""
+    codec = enc_for(tok).codec
+    corpus: set[str] = set()
+    for case in conversations("gpt-oss"):
+        corpus |= {t["function"]["name"] for t in case.tools or []}
+        corpus |= {c["function"]["name"] for m in case.messages for c in m.get("tool_calls") or []}
+    head = codec.encode("assistant")
+    assert head and all(codec.token_byte_length(t) > 0 for t in head)
+    merged = [n for n in sorted(corpus) + ODD_TOOL_NAMES
+              if codec.encode("assistant to=functions." + n)
+              != head + codec.encode(" to=functions." + n)]
+    print(f"call header split: {len(corpus)} corpus tool names, {len(ODD_TOOL_NAMES)} odd "
+          f"names, {len(merged)} merged")
+    assert len(corpus) >= 10 and merged == [], merged
+    # the comparison does see a merge: without the space, ``assistants`` is not ``assistant``+``s``
+    assert codec.encode("assistants") != head + codec.encode("s")
+
+
 def _is_final(m: dict[str, Any]) -> bool:
     """``isFinalMsg``: an assistant message without tool calls."""
     return m["role"] == "assistant" and not m.get("tool_calls")
