@@ -144,8 +144,8 @@ def test_no_forgery(enc, data) -> None:
 @settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
 @given(data=st.data())
 def test_prefix_stability(enc, data) -> None:
-    """Prefix stability (both modes; Lean: ``extension_layout`` for layouts, ``extension_ids``
-    for ids when the first appended message is not a call message; the rest tested here): the
+    """Prefix stability (both modes; Lean: ``extension_layout`` for layouts,
+    ``extension_ids_except`` for ids, mask and owners under the same exceptions): the
     render of a conversation is a prefix of the render of every extension (ids, mask,
     owners) that appends no system message, unless the
     conversation's last message other than a system one is a tool result (its
@@ -203,6 +203,61 @@ def test_where_prefix_fails(enc) -> None:
     r5 = enc.encode(Conversation(ms2)).ids.tolist()
     r6 = enc.encode(Conversation([*ms2, ms[1]])).ids.tolist()
     assert r6[: len(r5)] != r5 and r6[: len(r5) - 1] == r5[:-1]
+
+
+def _prefix_of(part, full) -> bool:
+    """ids, mask and owners of ``part`` start those of ``full``."""
+    n = len(part.ids)
+    return all(np.array_equal(getattr(full, a)[:n], getattr(part, a))
+               for a in ("ids", "mask", "owner"))
+
+
+def test_call_message_extension_on_the_corpus(enc) -> None:
+    """``extension_ids_asst``, ``extension_ids_first`` (``Verified/Thm/DeepSeekPrefixCall.lean``)
+    token for token on the corpus (ids, mask, owners; the longer render with and without the
+    generation prompt): a conversation whose last non-system message is an assistant message
+    is a prefix of itself continued by a corpus agent loop from its first call message (a later
+    call message when the conversation already has one, written without its header); a
+    conversation before its first call message is a prefix of every continuation."""
+    from parity.corpus import conversations as corpus
+
+    cases = corpus("deepseek-r1")
+    tails: dict[tuple, tuple] = {}  # one agent loop per shape of its call message
+    for case in cases:
+        ms = case.messages
+        i = next((i for i, m in enumerate(ms) if m.get("tool_calls")), None)
+        if i is not None and len(tails) < 3 and all(m["role"] != "system" for m in ms[i:]):
+            m = ms[i]
+            shape = (bool(m.get("content")), len(m["tool_calls"]), "reasoning_content" in m)
+            tails.setdefault(shape, (ms[i:], case.tools))
+    later = headed = first = 0
+    for case in cases:
+        ms = case.messages
+        for k in range(1, len(ms) + 1):
+            rest = [m for m in ms[:k] if m["role"] != "system"]
+            if not rest or rest[-1]["role"] != "assistant":
+                continue
+            part = enc.encode_openai(ms[:k], case.tools)
+            called = any(m.get("tool_calls") for m in ms[:k])
+            for tail, tools in tails.values():
+                for j in range(1, min(len(tail), 2) + 1):
+                    for g in (False, True):
+                        full = enc.encode_openai([*ms[:k], *tail[:j]], tools, g)
+                        assert _prefix_of(part, full), (case.name, k, j, g)
+                        later += called
+                        headed += not called
+        i = next((i for i, m in enumerate(ms) if m.get("tool_calls")), None)
+        if i is None or any(m["role"] == "system" for m in ms[i:]):
+            continue
+        part = enc.encode_openai(ms[:i], case.tools)
+        for j in range(i + 1, len(ms) + 1):
+            for g in (False, True):
+                assert _prefix_of(part, enc.encode_openai(ms[:j], case.tools, g)), (case.name, j)
+                first += 1
+    print(f"{enc.format_name}: {later} later and {headed} first call messages appended after "
+          f"an assistant message, {first} extensions from the first call message; {len(tails)} "
+          "agent loops")
+    assert later > 200 and headed > 200 and first > 200, (later, headed, first)
 
 
 @settings(max_examples=N, deadline=None, suppress_health_check=SLOW)
