@@ -26,8 +26,9 @@ and owners, cell for cell), split by the first turn the new message is written a
   word before a space); `tests/test_harmony.py::test_o200k_splits_before_the_call_header`
   checks the hypothesis on every tool name of the parity corpus and on adversarial names.
 * `extension_ids`: both together, for any appended assistant message and a codec that splits.
-* `extension_ids_final`: a message without a tool call (a final answer, a sampled turn) never
-  starts with a call turn, so there the prefix holds for every codec.
+* `extension_ids_final`: a message without a tool call block (a final answer, a sampled turn)
+  never starts with a call turn (`lowerAsst_no_call`), so in the stable format the prefix holds
+  for it with every codec (in the exact format a final answer can rewrite history).
 
 A codec that merges across the seam (a token spanning `t to`) breaks the call case: the
 prompt render ends with a token that the extension's render does not have.
@@ -384,6 +385,86 @@ theorem extension_ids (codec : Codec) {res : List Token} (hc : codec.Lawful res)
       cases hat
       exact render_prefix_call f hc hsp X R n a _ hR
     | _ => cases hct
+
+/-! ## Messages without a tool call -/
+
+/-- A tool call block. -/
+@[expose] def callBlock : Block → Bool
+  | .toolCall .. => true
+  | _ => false
+
+/-- Without a tool call block, `asmBlocks` collects no call. -/
+theorem asmBlocks_no_call : ∀ (bs : List Block) (th co : Option LPay) (cs : List (Chars × Chars))
+    (x : Option LPay × Option LPay × List (Chars × Chars)),
+    asmBlocks th co cs bs = some x → (∀ b ∈ bs, callBlock b = false) → x.2.2 = cs
+  | [], th, co, cs, x, h, _ => by
+    simp only [asmBlocks, Option.some.injEq] at h
+    subst h
+    rfl
+  | b :: bs, th, co, cs, x, h, hb => by
+    have hb1 : callBlock b = false := hb b List.mem_cons_self
+    have hb2 : ∀ y ∈ bs, callBlock y = false := fun y hy => hb y (List.mem_cons_of_mem _ hy)
+    cases b with
+    | toolCall n a id => cases hb1
+    | reasoning p =>
+      cases th <;> cases co <;> cases cs <;>
+        first
+        | exact asmBlocks_no_call bs (some p.lower) none [] x h hb2
+        | cases h
+        | simp [asmBlocks] at h
+    | plain p =>
+      cases co <;> cases cs <;>
+        first
+        | exact asmBlocks_no_call bs th (some p.lower) [] x h hb2
+        | cases h
+        | simp [asmBlocks] at h
+    | sampled ts =>
+      first
+      | cases h
+      | simp [asmBlocks] at h
+
+/-- An assistant message without a tool call is written as analysis turns and a final turn,
+or as a sampled turn: no call turn. -/
+theorem lowerAsst_no_call {f : HarmonyFmt} {i : Nat} {m : Message} {later : List Message}
+    {last : Bool} {r : List HTurn × Option Chars}
+    (hf : ∀ b ∈ m.blocks, callBlock b = false) (h : lowerAsst f i m later last = some r) : ∀ t ∈ r.1, t.isCall = false := by
+  unfold lowerAsst at h
+  split at h
+  · simp only [Option.some.injEq] at h
+    subst h
+    intro t ht
+    simp only [List.mem_singleton] at ht
+    subst ht
+    rfl
+  · cases hb : asmBlocks none none [] m.blocks with
+    | none => simp [hb] at h
+    | some x =>
+      obtain ⟨th, co, cs⟩ := x
+      have hcs : cs = [] := asmBlocks_no_call _ _ _ _ _ hb hf
+      subst hcs
+      simp only [hb, Option.bind_some, Option.some.injEq] at h
+      subst h
+      intro t ht
+      simp only [List.mem_append, List.mem_singleton] at ht
+      rcases ht with ht | rfl
+      · split at ht
+        · obtain ⟨p, -, rfl⟩ := List.mem_map.mp ht
+          rfl
+        · cases ht
+      · rfl
+
+/-- The token-level prefix property for an appended message without a tool call block (a
+final answer, a sampled turn), stable format: for every codec, the render of the conversation
+with the generation prompt is a prefix of the render of the extension. (In the exact format an
+appended final answer can rewrite history, `extension_exact`.) -/
+theorem extension_ids_final (hs : f.mode = .stable) (codec : Codec) (ms ns : List Message)
+    (m : Message) (hm : m.role = .assistant) (hnc : ∀ b ∈ m.blocks, callBlock b = false)
+    (tools : Option (List Json)) (g : Bool) (hms : ms ≠ []) (l l' : HConv)
+    (hl : lower f ⟨ms, tools, true⟩ = some l)
+    (hl' : lower f ⟨ms ++ m :: ns, tools, g⟩ = some l') :
+    encodeItems codec (layout f l) <+: encodeItems codec (layout f l') :=
+  extension_ids_channel f codec ms ns m hm (Or.inl hs) tools g hms l l' hl hl'
+    fun _ ha t ht => lowerAsst_no_call hnc ha t (List.mem_of_mem_head? ht)
 
 end Verified.Harmony
 
