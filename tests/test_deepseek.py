@@ -218,7 +218,9 @@ def test_call_message_extension_on_the_corpus(enc) -> None:
     generation prompt): a conversation whose last non-system message is an assistant message
     is a prefix of itself continued by a corpus agent loop from its first call message (a later
     call message when the conversation already has one, written without its header); a
-    conversation before its first call message is a prefix of every continuation."""
+    conversation before its first call message is a prefix of every continuation. The case
+    ``extension_ids_except`` leaves out, a later call message right after a user message,
+    does break on the corpus."""
     from parity.corpus import conversations as corpus
 
     cases = corpus("deepseek-r1")
@@ -230,15 +232,19 @@ def test_call_message_extension_on_the_corpus(enc) -> None:
             m = ms[i]
             shape = (bool(m.get("content")), len(m["tool_calls"]), "reasoning_content" in m)
             tails.setdefault(shape, (ms[i:], case.tools))
-    later = headed = first = 0
+    later = headed = first = broken = 0
     for case in cases:
         ms = case.messages
         for k in range(1, len(ms) + 1):
             rest = [m for m in ms[:k] if m["role"] != "system"]
+            called = any(m.get("tool_calls") for m in ms[:k])
+            if rest and rest[-1]["role"] == "user" and called:  # the case left out
+                part = enc.encode_openai(ms[:k], case.tools)
+                tail, tools = next(iter(tails.values()))
+                broken += not _prefix_of(part, enc.encode_openai([*ms[:k], tail[0]], tools))
             if not rest or rest[-1]["role"] != "assistant":
                 continue
             part = enc.encode_openai(ms[:k], case.tools)
-            called = any(m.get("tool_calls") for m in ms[:k])
             for tail, tools in tails.values():
                 for j in range(1, min(len(tail), 2) + 1):
                     for g in (False, True):
@@ -256,8 +262,9 @@ def test_call_message_extension_on_the_corpus(enc) -> None:
                 first += 1
     print(f"{enc.format_name}: {later} later and {headed} first call messages appended after "
           f"an assistant message, {first} extensions from the first call message; {len(tails)} "
-          "agent loops")
+          f"agent loops; {broken} later call messages right after a user one not prefixes")
     assert later > 200 and headed > 200 and first > 200, (later, headed, first)
+    assert broken > 0  # the case extension_ids_except leaves out does fail on the corpus
 
 
 @settings(max_examples=N, deadline=None, suppress_health_check=SLOW)

@@ -23,11 +23,18 @@ system text), never anything else:
   `ns.is_first` flag is still clear (`lowerMsgs_called`), so an appended call message is the
   first one and is written with its `<｜Assistant｜>` header (`lowerMsgs_head_first`): the
   appended items start with a control token.
-* `extension_ids_call`: the three together. Under `extension_layout`'s conditions, the render
-  is a prefix unless the first appended message is a call message, the conversation already
-  has a call message, and its last non-system message is a user message (`lastRole`): a later
-  call message right after a user message, the case
-  `tests/test_deepseek.py::test_where_prefix_fails` shows failing.
+* `extension_ids_call`: with `extension_ids`, the render is a prefix under
+  `extension_layout`'s conditions when the first appended message is not a call message, or
+  the last non-system message is an assistant message, or there is no call message yet.
+* `extension_ids_except`: the same with exactly one case left out (`LaterCallAfterUser`): the
+  first appended message is a call message, the conversation already has one, and its last
+  non-system message is a user message (`lastRole`) — a later call message right after a user
+  message, the case `tests/test_deepseek.py::test_where_prefix_fails` shows failing. The other
+  shapes of the last non-system message are covered (`lastRole_spec`): none (no call message
+  then), a tool message (then `extension_layout`'s conditions make the appended message an
+  answer), a developer message (nothing is lowered, `lowerMsgs_dev`).
+* `extension_prefix`: the extension property as the registry states it, the layout prefix
+  (`extension_layout`) and the render prefix (`extension_ids_except`) in one.
 -/
 
 namespace Verified.DeepSeek
@@ -355,6 +362,114 @@ theorem extension_ids_call (codec : Codec) (ms ns : List Message)
       rcases hcall m ns' rfl hr (fun h => ha (fun _ => h)) with h | h
       · exact extension_ids_asst f codec ms _ tools tools' g l l' hl hl' hsys h
       · exact extension_ids_first f codec ms _ tools tools' g l l' hl hl' hsys h hend
+
+/-! ## Exactly one case left out -/
+
+/-- Where the last non-system message comes from: there is none (every message is a system
+message and `r` is kept), or it is one of the messages. -/
+theorem lastRole_spec : ∀ (ms : List Message) (r : Option Role),
+    (lastRole r ms = r ∧ ∀ x ∈ ms, x.role.isSystem = true) ∨
+      ∃ x ∈ ms, x.role.isSystem = false ∧ lastRole r ms = some x.role := by
+  intro ms
+  induction ms with
+  | nil => intro r; exact Or.inl ⟨rfl, fun x hx => by cases hx⟩
+  | cons m ms ih =>
+    intro r
+    simp only [lastRole]
+    rcases ih (if m.role.isSystem then r else some m.role) with ⟨h1, h2⟩ | ⟨x, hx, h1, h2⟩
+    · cases hs : m.role.isSystem
+      · refine Or.inr ⟨m, List.mem_cons_self .., hs, ?_⟩
+        simp only [hs, Bool.false_eq_true, ↓reduceIte] at h1 ⊢
+        exact h1
+      · refine Or.inl ⟨?_, ?_⟩
+        · simp only [hs, ↓reduceIte] at h1 ⊢
+          exact h1
+        · intro x hx
+          rcases List.mem_cons.mp hx with rfl | hx
+          · exact hs
+          · exact h2 x hx
+    · exact Or.inr ⟨x, List.mem_cons_of_mem _ hx, h1, h2⟩
+
+/-- A developer message anywhere: the template has no such role, nothing is lowered. -/
+theorem lowerMsgs_dev (ms : List Message) (x : Message) (hx : x ∈ ms)
+    (hd : x.role = .developer) (i : Nat) (fl : Flags) (acc : List DTurn) :
+    lowerMsgs f i fl acc ms = none := by
+  obtain ⟨s, t, rfl⟩ := List.append_of_mem hx
+  obtain ⟨role, blocks⟩ := x
+  simp only at hd
+  subst hd
+  rw [lowerMsgs_append]
+  cases lowerMsgs f i fl acc s <;> simp [lowerMsgs]
+
+/-- The one case the render prefix fails on (`test_where_prefix_fails`): the first appended
+message is a call message (an assistant message that is not an answer) written without its
+header (the conversation already has a call message), right after a user message (the last
+non-system message of the conversation). -/
+@[expose] def LaterCallAfterUser (ms ns : List Message) : Prop :=
+  ∃ m ns', ns = m :: ns' ∧ m.role = .assistant ∧ ¬ IsAnswer m ∧ ¬ NoCalls ms ∧
+    lastRole none ms = some .user
+
+/-- DeepSeek-R1 extension, both modes, on ids, mask and owners (any codec), under
+`extension_layout`'s conditions alone but for the one case that fails: the render of a
+conversation without the generation prompt is a prefix of the render of the conversation with
+messages `ns` appended (any tools, with or without the prompt), provided no appended message is
+a system message, either the last non-system message is not a tool message or the first
+appended message is an answer, and the first appended message is not a later call message
+right after a user message. -/
+theorem extension_ids_except (codec : Codec) (ms ns : List Message)
+    (tools tools' : Option (List Json)) (g : Bool) (l l' : DConv)
+    (hl : lower f ⟨ms, tools, false⟩ = some l) (hl' : lower f ⟨ms ++ ns, tools', g⟩ = some l')
+    (hsys : ∀ m ∈ ns, m.role.isSystem = false)
+    (hend : endsInTools ms = false ∨ ∃ m ns', ns = m :: ns' ∧ IsAnswer m)
+    (hex : ¬ LaterCallAfterUser ms ns) :
+    encodeItems codec (layout f l) <+: encodeItems codec (layout f l') := by
+  refine extension_ids_call f codec ms ns tools tools' g l l' hl hl' hsys hend ?_
+  intro m ns' e hr ha
+  rcases Classical.em (NoCalls ms) with hno | hno
+  · exact Or.inr hno
+  · refine Or.inl ?_
+    rcases lastRole_spec ms none with ⟨-, h2⟩ | ⟨x, hx, hs, h1⟩
+    · refine absurd ?_ hno
+      intro y hy hy'
+      have := h2 y hy
+      rw [hy'] at this
+      cases this
+    · unfold EndsInAsst
+      rw [h1]
+      obtain ⟨role, blocks⟩ := x
+      cases role with
+      | system => simp [Role.isSystem] at hs
+      | developer =>
+        simp only [lower, Option.bind_eq_some_iff] at hl
+        obtain ⟨sys, -, s, -, ⟨us, fl⟩, hlow, -⟩ := hl
+        rw [lowerMsgs_dev f ms _ hx rfl] at hlow
+        cases hlow
+      | user => exact absurd ⟨m, ns', e, hr, ha, hno, h1⟩ hex
+      | assistant => rfl
+      | tool =>
+        have ht : endsInTools ms = true := (openAfter_lastRole ms false none (by simp)).mpr h1
+        rcases hend with he | ⟨m', ns'', e', hm'⟩
+        · rw [ht] at he
+          cases he
+        · rw [e] at e'
+          cases e'
+          exact absurd hm' ha
+
+/-- DeepSeek-R1's extension property, both modes: under `extension_layout`'s conditions (no
+appended system message; after tool results the first appended message is an answer) the
+layout of a conversation without the generation prompt is a prefix of the layout of the
+conversation with messages appended, and its render (ids, mask, owners, any codec) is a prefix
+of the longer render unless the first appended message is a later call message right after a
+user message. -/
+theorem extension_prefix (codec : Codec) (ms ns : List Message)
+    (tools tools' : Option (List Json)) (g : Bool) (l l' : DConv)
+    (hl : lower f ⟨ms, tools, false⟩ = some l) (hl' : lower f ⟨ms ++ ns, tools', g⟩ = some l')
+    (hsys : ∀ m ∈ ns, m.role.isSystem = false)
+    (hend : endsInTools ms = false ∨ ∃ m ns', ns = m :: ns' ∧ IsAnswer m) :
+    layout f l <+: layout f l' ∧ (¬ LaterCallAfterUser ms ns →
+      encodeItems codec (layout f l) <+: encodeItems codec (layout f l')) :=
+  ⟨extension_layout f ms ns tools tools' g l l' hl hl' hsys hend,
+    extension_ids_except f codec ms ns tools tools' g l l' hl hl' hsys hend⟩
 
 end Verified.DeepSeek
 

@@ -127,12 +127,14 @@ _DS_NAMES = ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<�
 _DS_EXTENSION = ("prefix, except across an appended system message, after tool results not "
                  "followed by an answer, and for a later call message right after a user one; "
                  "proven in both modes for layouts (no appended system message; after tool "
-                 "results the first appended message is an answer) and, when moreover the "
-                 "first appended message has no tool call, for ids, mask and owners; an "
-                 "appended call message tested on the corpus for ids, not proven")
+                 "results the first appended message is an answer) and, under the same "
+                 "conditions, for ids, mask and owners unless the first appended message is a "
+                 "later call message right after a user one")
 
-#: The Lean theorems behind ``_DS_EXTENSION``.
-_DS_PROVEN = "Verified/Thm/DeepSeekPrefix.lean: extension_layout, extension_ids"
+#: The Lean theorems behind ``_DS_EXTENSION`` (``extension_prefix`` states both: the layout
+#: from ``extension_layout``, the render from ``extension_ids`` and the call-message cases).
+_DS_PROVEN = ("Verified/Thm/DeepSeekPrefixCall.lean: extension_prefix, extension_ids_except, "
+              "extension_ids_call, extension_ids_asst, extension_ids_first")
 
 
 def _ds_ids(tok: Any, fmt: str) -> DsIds:
