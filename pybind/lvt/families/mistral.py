@@ -447,8 +447,7 @@ class Mistral:
                 if len(k.name) > 64:
                     return f"tool name {k.name!r} is longer than 64 characters"
                 if self.version == "v7" and scan_val(k.args + ",", 0) != len(k.args):  # scanOk
-                    return (f"tool call arguments {k.args!r} are not one JSON value (v7 "
-                            "writes them into its [TOOL_CALLS] list, which must read back)")
+                    return f"tool call arguments {k.args!r} are not one JSON value (v7 list)"
         ps = [t.ts] if isinstance(t, SampledTurn) else [t.p]
         for p in ps:
             if isinstance(p, tuple):
