@@ -13,8 +13,8 @@ public section
 * The calls read back: v11/v13 (`unlayoutCalls_read`) and the v7 JSON list
   (`unlayoutCallsV7_read`, from `unCallsJson_read` of `Thm/MistralLower.lean`, which also
   proves what lowering guarantees, `lower_good`).
-* `readTurn`, `unlayout_read`: the readers read a text layout back turn by turn (every turn
-  ends with a control token, so what follows a turn never changes how it reads).
+* `readTurn`, `readTurns`: the readers read a text layout back turn by turn (every turn ends
+  with a control token, so what follows a turn never changes how it reads).
 * `unlayout_layout`, `lawful`: every Mistral format whose ids are well formed for its version
   (`MistralIds.wf`) satisfies `Format.Lawful`; `tekken_lawful` (v7, v11, v13, either mode) and
   `nemo_lawful` (v7) instantiate it for the shipped vocabularies, with the round trip,
