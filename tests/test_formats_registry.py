@@ -32,6 +32,19 @@ def test_proven_names_existing_theorems(fmt: str) -> None:
         assert re.search(rf"^theorem {re.escape(name)}\b", src, re.M), (fmt, path, name)
 
 
+@pytest.mark.parametrize("fmt", lvt.format_names())
+def test_lawful_names_existing_theorems(fmt: str) -> None:
+    """Every format names the Lean theorems that make it `Format.Lawful` (round trip, parse
+    soundness, injectivity, no forgery), and they are theorems of the files named."""
+    spec = lvt.FORMATS[fmt]
+    assert spec.lawful, fmt
+    for part in spec.lawful.split("; "):
+        path, _, names = part.partition(": ")
+        src = (ROOT / path).read_text(encoding="utf-8")
+        for name in names.split(", "):
+            assert re.search(rf"^theorem {re.escape(name)}\b", src, re.M), (fmt, path, name)
+
+
 def test_which_formats_have_their_extension_property_proven() -> None:
     """The formats whose registry names a Lean theorem for their extension property (the
     others say "tested"): a claim that appears or disappears must be made on purpose."""
@@ -121,6 +134,7 @@ def test_lvt_formats_prints_the_recorded_figure(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     for fmt in lvt.format_names():
         assert f"  parity     {lvt.FORMATS[fmt].parity} (tests/parity corpus" in out, fmt
+        assert f"  round trip {lvt.FORMATS[fmt].lawful} (parse_render" in out, fmt
     # every format has its real tokenizer in the zoo (lvt check's default)
     from lvt.templates import DEFAULT_TOKENIZERS
 
@@ -130,3 +144,4 @@ def test_lvt_formats_prints_the_recorded_figure(capsys: pytest.CaptureFixture[st
     rows = json.loads(capsys.readouterr().out)
     assert {r["name"]: r["tokenizer"] for r in rows} == DEFAULT_TOKENIZERS
     assert all(r["parity_recorded"] == lvt.FORMATS[r["name"]].parity for r in rows)
+    assert all(r["lawful"] == lvt.FORMATS[r["name"]].lawful for r in rows)

@@ -321,7 +321,8 @@ def _cmd_formats(args: argparse.Namespace) -> int:
             "name": spec.name, "aliases": list(spec.aliases), "family": spec.family,
             "description": spec.description, "template": spec.template,
             "template_provenance": template_provenance(spec.template),
-            "extension": spec.extension, "proven": spec.proven, "options": dict(spec.options),
+            "extension": spec.extension, "proven": spec.proven, "lawful": spec.lawful,
+            "options": dict(spec.options),
             "tokenizer": DEFAULT_TOKENIZERS.get(spec.name),
             "parity_recorded": spec.parity,
         }
@@ -353,6 +354,8 @@ def _print_format(row: dict[str, Any], parity: bool) -> None:
     print(f"  extension  {row['extension']}")
     proof = row["proven"]
     print(f"  proven     {proof if proof else 'not yet in Lean (tested on the parity corpus)'}")
+    print(f"  round trip {row['lawful']} (parse_render, render_parse, render_injective, "
+          "no_forgery)")
     print(f"  options    {opts}")
     tok = row["tokenizer"]
     print(f"  tokenizer  {'zoo ' + tok if tok else 'none in the zoo: pass --tokenizer'}")

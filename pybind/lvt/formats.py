@@ -213,6 +213,11 @@ class FormatSpec:
             summary`, then optionally ``"; note: "`` and prose);
             ``tests/test_formats_registry.py`` measures it again and fails when it differs.
             Filled in from :data:`PARITY`.
+        lawful: the Lean theorems that make the format ``Format.Lawful`` for any ids with
+            distinct control tokens and for the reference tokenizer's (``file: names``,
+            ``"; "`` between files): the round trip, parse soundness, injectivity and
+            no-forgery of ``Verified/Thm/Format.lean`` hold for its renders. Filled in from
+            :data:`LAWFUL`.
     """
 
     name: str
@@ -225,6 +230,7 @@ class FormatSpec:
     aliases: tuple[str, ...] = field(default=())
     proven: str | None = None
     parity: str | None = None
+    lawful: str | None = None
 
     def load(self, tokenizer: Any, **options: Any) -> Any:
         """The format instance for ``tokenizer``.
@@ -308,9 +314,24 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
 }
 
 
+#: Per family, the Lean theorems of :attr:`FormatSpec.lawful`: ``lawful`` (every format of
+#: the family whose control ids are distinct, which loading checks) and its instance for the
+#: reference ids.
+LAWFUL: dict[str, str] = {
+    "qwen": "Verified/Thm/Qwen.lean: lawful, qwen25Ids_wf, qwen3Ids_wf",
+    "llama": "Verified/Thm/Llama.lean: lawful; Verified/Thm/LlamaLower.lean: llama31Ids_wf",
+    "gemma": "Verified/Thm/GemmaRead.lean: lawful, gemma3Ids_wf",
+    "deepseek": "Verified/Thm/DeepSeekRound.lean: lawful, r1_lawful",
+    "mistral": "Verified/Thm/MistralRound.lean: lawful, tekken_lawful, nemo_lawful",
+    "harmony": "Verified/Thm/HarmonyRound.lean: lawful, gpt_oss_lawful",
+}
+
+
 def _register(spec: FormatSpec) -> None:
     if spec.parity is None and spec.name in PARITY:
         spec = replace(spec, parity=PARITY[spec.name])
+    if spec.lawful is None:
+        spec = replace(spec, lawful=LAWFUL[spec.family])
     for n in (spec.name, *spec.aliases):
         FORMATS[n] = spec
 
