@@ -32,11 +32,23 @@ public import Verified.Thm.HarmonyPrefix
 public import Verified.Thm.GemmaMask
 public import Verified.Thm.GemmaPrompt
 public import Verified.Thm.Ffi
+public import Verified.Thm.FfiJson
+public import Verified.Thm.SymSplit
+public import Verified.Thm.DeepSeekPrefixCall
+public import Verified.Thm.HarmonyRead
+public import Verified.Thm.HarmonyRound
+public import Verified.Thm.HarmonyMask
+public import Verified.Thm.HarmonyLearn
+public import Verified.Thm.HarmonyPromptIds
+public import Verified.Thm.MistralMask
+public import Verified.Thm.MistralRead
+public import Verified.Thm.MistralLower
+public import Verified.Thm.MistralRound
 
 /-!
 # Lean Verified Tokenizers
 
 Umbrella module: imports the specification (`Verified/Spec`: UTF-8, JSON, messages, symbol
-streams, span encoding, formats, the Qwen, Llama, Gemma and DeepSeek-R1 families) and the
-proofs (`Verified/Thm`).
+streams, span encoding, formats, the Qwen, Llama, Gemma, DeepSeek-R1, Mistral and gpt-oss
+(Harmony) families) and the proofs (`Verified/Thm`).
 -/

@@ -22,7 +22,8 @@ public section
   (the `syms_erase` field of `Format.Lawful`).
 
 `ctrl_reserved` is in `Thm/HarmonyCtrl.lean`; the other fields of `Format.Lawful`
-(`unlayout_layout`, `layout_unlayout`) are not proven yet.
+(`unlayout_layout`, `layout_unlayout`) in `Thm/HarmonyRead.lean` and `Thm/HarmonyRound.lean`,
+which assembles `lawful`.
 -/
 
 namespace Verified.Harmony

@@ -27,10 +27,10 @@ public section
   prefix of the layout of the conversation followed by any messages: an appended message
   changes only the last answer's `<|return|>`.
 
-Not stated here: token-level prefixes of the training render and of a prompt followed by a
-call message (` to=functions.NAME` is text right after the prompt's `assistant` text, so the
-two are encoded as one span and only a codec that splits before the space keeps the prefix;
-o200k does, `tests/test_harmony.py` checks it); the exact format's extensions by a final
+Token-level prefixes of the prompt render are in `Thm/HarmonyPromptIds.lean` (a call message:
+` to=functions.NAME` is text right after the prompt's `assistant`, one span, so only for a
+codec that splits before the space; o200k does, `tests/test_harmony.py` checks it). Not stated:
+token-level prefixes of the training render, and the exact format's extensions by a final
 answer, which are not prefixes (the answer drops the analysis of earlier call messages).
 -/
 

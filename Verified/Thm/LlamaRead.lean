@@ -1,6 +1,7 @@
 module
 
 public import Verified.Thm.LlamaLayout
+public import Verified.Thm.SymSplit
 
 public section
 

@@ -1,6 +1,7 @@
 module
 
 public import Verified.Thm.QwenLayout
+public import Verified.Thm.SymSplit
 
 public section
 
