@@ -22,7 +22,7 @@ block. Both are prefix stable except across an appended system message (hoisted 
 after tool results not followed by an answer (their outputs-end token is written only before
 one or at the end), and for a later call message right after a user message (written without
 a header, its leading newline joins the user text's span): proven for layouts, and for ids
-when the first appended message is not a call message (``Verified/Thm/DeepSeekPrefix.lean``).
+except that third case (``Verified/Thm/DeepSeekPrefixCall.lean``: ``extension_prefix``).
 
 ``gpt-oss`` reproduces ``openai/gpt-oss-120b``'s template (Harmony: analysis dropped from
 history, ``<|return|>`` on the last message of a training render); ``gpt-oss-stable`` writes
