@@ -28,7 +28,8 @@ start with a control token (`lowerMsgs_head`), or the shorter layout ends with o
 The condition is stronger than needed: only a later call message (written without a header,
 from its `'\n'`) right after a user message can fail, its `'\n'` joining the user text's span
 (`tests/test_deepseek.py::test_where_prefix_fails`); a call message appended after an answer
-or as the first call is a prefix on ids too, tested on the corpus, not proven here.
+or as the first call is a prefix on ids too (`Thm/DeepSeekPrefixCall.lean`: `extension_ids_call`,
+and `extension_prefix` for the whole property).
 -/
 
 namespace Verified.DeepSeek
