@@ -6,6 +6,7 @@ public import Verified.Spec.Message
 public import Verified.Spec.Sym
 public import Verified.Spec.Span
 public import Verified.Spec.Format
+public import Verified.Spec.QwenText
 public import Verified.Spec.Qwen
 public import Verified.Spec.Llama
 public import Verified.Spec.DeepSeek

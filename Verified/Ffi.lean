@@ -6,7 +6,7 @@ public import Verified.Spec.Llama
 public section
 
 /-!
-# FFI entry points: bytes in, bytes out (wire version 2)
+# FFI entry points: bytes in, bytes out (wire version 4)
 
 The shared library that the Python package loads exports two C functions, both
 `ByteArray → ByteArray`:
@@ -25,7 +25,7 @@ The Lean side has no tokenizer: Python encodes the text spans of the items
 `layoutBytes_eq` and `unlayoutBytes_eq` state, by `rfl`, that each export is "decode the
 request, run the spec function, encode the answer".
 
-## Wire layout (version 2)
+## Wire layout (version 4)
 
 Integers are little-endian `u32`. A *bool* is one byte `0`/`1`. A *list* of `x` is a `u32`
 count and that many `x`. *Tokens* are a list of `u32`. *Text* is a `u32` byte count and that
@@ -35,7 +35,7 @@ many bytes of UTF-8 (decoded with `utf8Decode`). An *option* of `x` is a byte `0
 * **format**: a family byte, then
   - `0` Qwen: `u32` `imStart imEnd callOpen callClose`, option of two `u32` `toolResponse`,
     option of two `u32` `think`, tokens `extra`, mode byte (`0` v25, `1` exact, `2` stable),
-    bool `enableThinking`;
+    bool `enableThinking`, option of text `defaultSystem`, bool `promptThink`;
   - `1` Llama: `u32` `bos startHeader endHeader eot`, tokens `extra`, text `date`,
     bool `toolsInUser`.
 * **json**: a tag byte: `0` null, `1` false, `2` true, `3` num (text), `4` str (text),
@@ -47,8 +47,8 @@ many bytes of UTF-8 (decoded with `utf8Decode`). An *option* of `x` is a byte `0
   `tools`, list of messages.
 * **symbols**: a list of entries: `0` control (`u32`), `1` a run of characters (text),
   `2` verbatim token (`u32`); the stream is the entries' symbols in order.
-* **layout request**: version byte `2`, format, conversation, nothing after.
-  **unlayout request**: version byte `2`, format, symbols, nothing after.
+* **layout request**: version byte `4`, format, conversation, nothing after.
+  **unlayout request**: version byte `4`, format, symbols, nothing after.
 * **layout answer**: status `0`, then `0` (the format cannot express the conversation) or `1`
   and a list of items; an item is a piece (`0` control `u32`, `1` text, `2` tokens), a `u32`
   owner and a bool learn.
@@ -75,7 +75,7 @@ namespace Ffi
 abbrev Bytes := List UInt8
 
 /-- The wire-format version this file speaks. -/
-@[expose] def wireVersion : UInt8 := 3
+@[expose] def wireVersion : UInt8 := 4
 
 /-! ## Encoders -/
 
@@ -164,7 +164,8 @@ end
 @[expose] def encQwenFmt (f : Qwen.QwenFmt) : Bytes :=
   u32le f.ids.imStart ++ u32le f.ids.imEnd ++ u32le f.ids.callOpen ++ u32le f.ids.callClose ++
     encOpt encPair f.ids.toolResponse ++ encOpt encPair f.ids.think ++ encToks f.ids.extra ++
-    modeByte f.mode :: encBool f.enableThinking
+    modeByte f.mode :: (encBool f.enableThinking ++ encOpt encText f.defaultSystem ++
+      encBool f.promptThink)
 
 /-- A Llama format instance. -/
 @[expose] def encLlamaFmt (f : Llama.LlamaFmt) : Bytes :=
@@ -496,7 +497,13 @@ value takes at least one byte). -/
   | some mode =>
   match readBool bs₈ with
   | none => none
-  | some (et, rest) => some (⟨⟨s, e, co, cc, tr, th, ex⟩, mode, et⟩, rest)
+  | some (et, bs₉) =>
+  match readOpt readText bs₉ with
+  | none => none
+  | some (ds, bs₁₀) =>
+  match readBool bs₁₀ with
+  | none => none
+  | some (pt, rest) => some (⟨⟨s, e, co, cc, tr, th, ex⟩, mode, et, ds, pt⟩, rest)
 
 /-- Read a Llama format instance. -/
 @[expose] def readLlamaFmt (bs : Bytes) : Option (Llama.LlamaFmt × Bytes) :=

@@ -1,6 +1,7 @@
 module
 
 public import Verified.Spec.Format
+public import Verified.Spec.QwenText
 
 public section
 
@@ -56,9 +57,10 @@ structure QwenIds where
   extra : List Token
   deriving DecidableEq, Repr
 
-/-- Which template. -/
+/-- The history policy: how assistant reasoning is written. -/
 inductive Mode where
-  /-- `Qwen/Qwen2.5-7B-Instruct`: default system prompt, no reasoning. -/
+  /-- No reasoning (`Qwen/Qwen2.5-7B-Instruct`, `Qwen/Qwen3-4B-Instruct-2507`): a reasoning
+  block is refused, assistant turns are written as given. -/
   | v25
   /-- `Qwen/Qwen3-0.6B`, exactly (reasoning dropped from history as the template does). -/
   | exact
@@ -74,6 +76,12 @@ structure QwenFmt where
   mode : Mode
   /-- `enable_thinking` (Qwen3): when false the generation prompt holds an empty think block. -/
   enableThinking : Bool
+  /-- The system text written when the conversation has none (Qwen2.5's `'You are Qwen, …'`,
+  Qwen2.5-Math's `'Please reason step by step, …'`), or `none` (Qwen3 and its successors). -/
+  defaultSystem : Option Chars
+  /-- The generation prompt opens the think block (Qwen3-Thinking-2507:
+  `'<|im_start|>assistant\n<think>\n'`); `enableThinking` is then not read. -/
+  promptThink : Bool
   deriving DecidableEq, Repr
 
 /-- A tool call as the template writes it: name and argument text. -/
@@ -124,65 +132,6 @@ structure QConv where
     | some (a, b) => t == a || t == b
     | none => false
 
-/-! ## Template text -/
-
-/-- `'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.'` (Qwen2.5). -/
-@[expose] def defaultSystem : Chars :=
-  ['Y', 'o', 'u', ' ', 'a', 'r', 'e', ' ', 'Q', 'w', 'e', 'n', ',', ' ', 'c', 'r', 'e', 'a',
-    't', 'e', 'd', ' ', 'b', 'y', ' ', 'A', 'l', 'i', 'b', 'a', 'b', 'a', ' ', 'C', 'l', 'o',
-    'u', 'd', '.', ' ', 'Y', 'o', 'u', ' ', 'a', 'r', 'e', ' ', 'a', ' ', 'h', 'e', 'l', 'p',
-    'f', 'u', 'l', ' ', 'a', 's', 's', 'i', 's', 't', 'a', 'n', 't', '.']
-
-/-- `"# Tools\n\nYou may call one or more functions … XML tags:\n<tools>"` -/
-@[expose] def toolsIntro : Chars :=
-  ['#', ' ', 'T', 'o', 'o', 'l', 's', '\n', '\n', 'Y', 'o', 'u', ' ', 'm', 'a', 'y', ' ', 'c',
-    'a', 'l', 'l', ' ', 'o', 'n', 'e', ' ', 'o', 'r', ' ', 'm', 'o', 'r', 'e', ' ', 'f', 'u',
-    'n', 'c', 't', 'i', 'o', 'n', 's', ' ', 't', 'o', ' ', 'a', 's', 's', 'i', 's', 't', ' ',
-    'w', 'i', 't', 'h', ' ', 't', 'h', 'e', ' ', 'u', 's', 'e', 'r', ' ', 'q', 'u', 'e', 'r',
-    'y', '.', '\n', '\n', 'Y', 'o', 'u', ' ', 'a', 'r', 'e', ' ', 'p', 'r', 'o', 'v', 'i', 'd',
-    'e', 'd', ' ', 'w', 'i', 't', 'h', ' ', 'f', 'u', 'n', 'c', 't', 'i', 'o', 'n', ' ', 's',
-    'i', 'g', 'n', 'a', 't', 'u', 'r', 'e', 's', ' ', 'w', 'i', 't', 'h', 'i', 'n', ' ', '<',
-    't', 'o', 'o', 'l', 's', '>', '<', '/', 't', 'o', 'o', 'l', 's', '>', ' ', 'X', 'M', 'L',
-    ' ', 't', 'a', 'g', 's', ':', '\n', '<', 't', 'o', 'o', 'l', 's', '>']
-
-/-- `"\n</tools>\n\nFor each function call, … within "` (then `<tool_call></tool_call>`). -/
-@[expose] def toolsOutro : Chars :=
-  ['\n', '<', '/', 't', 'o', 'o', 'l', 's', '>', '\n', '\n', 'F', 'o', 'r', ' ', 'e', 'a',
-    'c', 'h', ' ', 'f', 'u', 'n', 'c', 't', 'i', 'o', 'n', ' ', 'c', 'a', 'l', 'l', ',', ' ',
-    'r', 'e', 't', 'u', 'r', 'n', ' ', 'a', ' ', 'j', 's', 'o', 'n', ' ', 'o', 'b', 'j', 'e',
-    'c', 't', ' ', 'w', 'i', 't', 'h', ' ', 'f', 'u', 'n', 'c', 't', 'i', 'o', 'n', ' ', 'n',
-    'a', 'm', 'e', ' ', 'a', 'n', 'd', ' ', 'a', 'r', 'g', 'u', 'm', 'e', 'n', 't', 's', ' ',
-    'w', 'i', 't', 'h', 'i', 'n', ' ']
-
-/-- `" XML tags:\n"` (between `</tool_call>` and `<tool_call>` of the preamble). -/
-@[expose] def toolsTags : Chars := [' ', 'X', 'M', 'L', ' ', 't', 'a', 'g', 's', ':', '\n']
-
-/-- `"\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n"` -/
-@[expose] def toolsExample : Chars :=
-  ['\n', '{', '"', 'n', 'a', 'm', 'e', '"', ':', ' ', '<', 'f', 'u', 'n', 'c', 't', 'i', 'o',
-    'n', '-', 'n', 'a', 'm', 'e', '>', ',', ' ', '"', 'a', 'r', 'g', 'u', 'm', 'e', 'n', 't',
-    's', '"', ':', ' ', '<', 'a', 'r', 'g', 's', '-', 'j', 's', 'o', 'n', '-', 'o', 'b', 'j',
-    'e', 'c', 't', '>', '}', '\n']
-
-/-- `'\n{"name": "'` after `<tool_call>`. -/
-@[expose] def callPre : Chars := ['\n', '{', '"', 'n', 'a', 'm', 'e', '"', ':', ' ', '"']
-
-/-- `'", "arguments": '` -/
-@[expose] def callSep : Chars := ['"', ',', ' ', '"', 'a', 'r', 'g', 'u', 'm', 'e', 'n', 't', 's', '"', ':', ' ']
-
-/-- `'}\n'` before `</tool_call>`. -/
-@[expose] def callPost : Chars := ['}', '\n']
-
-/-- `'<tool_response>\n'` as text (Qwen2.5). -/
-@[expose] def respOpenText : Chars := ['<', 't', 'o', 'o', 'l', '_', 'r', 'e', 's', 'p', 'o', 'n', 's', 'e', '>', '\n']
-
-/-- `'\n</tool_response>'` as text (Qwen2.5). -/
-@[expose] def respCloseText : Chars := ['\n', '<', '/', 't', 'o', 'o', 'l', '_', 'r', 'e', 's', 'p', 'o', 'n', 's', 'e', '>']
-
-/-- Between two results written as text (Qwen2.5). -/
-@[expose] def respSepText : Chars := ['\n', '<', '/', 't', 'o', 'o', 'l', '_', 'r', 'e', 's', 'p', 'o', 'n', 's', 'e', '>', '\n',
-    '<', 't', 'o', 'o', 'l', '_', 'r', 'e', 's', 'p', 'o', 'n', 's', 'e', '>', '\n']
-
 /-- The role name of a plain turn. -/
 @[expose] def PRole.name : PRole → Chars
   | .system => ['s', 'y', 's', 't', 'e', 'm']
@@ -209,14 +158,16 @@ assistant turns). -/
 @[expose] def footer (o : Nat) (l : Bool) : List Item :=
   [ctl f.ids.imEnd o l, txt ['\n'] o false]
 
-/-- The generation prompt: `'<|im_start|>assistant\n'`, then `'<think>\n\n</think>\n\n'`
-when `enable_thinking is false`. -/
+/-- The generation prompt: `'<|im_start|>assistant\n'`, then `'<think>\n'` when the template
+opens the think block (`'<|im_start|>assistant\n<think>\n'`, Qwen3-Thinking-2507), else
+`'<think>\n\n</think>\n\n'` when `enable_thinking is false`. -/
 @[expose] def promptItems (o : Nat) : List Item :=
   [ctl f.ids.imStart o false, txt ['a', 's', 's', 'i', 's', 't', 'a', 'n', 't', '\n'] o false] ++
-    match f.ids.think, f.enableThinking with
-    | some (a, b), false =>
+    match f.ids.think, f.promptThink, f.enableThinking with
+    | some (a, _), true, _ => [ctl a o false, txt ['\n'] o false]
+    | some (a, b), false, false =>
         [ctl a o false, txt ['\n', '\n'] o false, ctl b o false, txt ['\n', '\n'] o false]
-    | _, _ => []
+    | _, _, _ => []
 
 /-- One tool call; `sep` is the `'\n'` written before it (after content or another call). -/
 @[expose] def callItems (sep : Bool) (k : Call) (o : Nat) : List Item :=
@@ -369,16 +320,17 @@ message, when it is a system message, is written by the system turn instead. -/
   | i, m :: ms => (lowerMsg f n lastQ i m).bind fun a => (lowerMsgs n lastQ (i + 1) ms).map (a ++ ·)
 
 /-- The system turn: with tools, the tool preamble (after the first system message's text, or
-Qwen2.5's default); without tools, the first system message, or Qwen2.5's default. -/
+the default system text); without tools, the first system message, or the default. -/
 @[expose] def systemTurn (ms : List Message) (tools : Option (List Json)) : Option (List QTurn) :=
   let sys : Option (Option LPay) :=
     match ms with
     | m :: _ => if m.role.isSystem then m.content?.map some else some none
     | [] => some none
   sys.map fun given =>
-    let s := match f.mode with
-      | .v25 => some (given.getD (.text defaultSystem))
-      | _ => given
+    -- `messages[0]['role'] == 'system'` … `{%- else %}` the default system text, if any
+    let s := match given with
+      | some p => some p
+      | none => f.defaultSystem.map LPay.text
     match tools with
     | some ts => [.toolsSystem s (ts.map Json.compact) 0]
     | none =>
@@ -595,6 +547,23 @@ intro and the outro must be tool lines, see `toolLines`). -/
 /-- Qwen3's tokenizer. -/
 @[expose] def qwen3Ids : QwenIds :=
   ⟨151644, 151645, 151657, 151658, some (151665, 151666), some (151667, 151668), [151643]⟩
+
+/-! ## Model entries of the structure -/
+
+/-- Qwen2.5 (`Qwen/Qwen2.5-7B-Instruct`). -/
+@[expose] def qwen25 : QwenFmt := ⟨qwen25Ids, .v25, true, some defaultSystem, false⟩
+
+/-- Qwen2.5-Math (`Qwen/Qwen2.5-Math-1.5B-Instruct`): Qwen2.5 with its own default system text. -/
+@[expose] def qwen25Math : QwenFmt := ⟨qwen25Ids, .v25, true, some mathSystem, false⟩
+
+/-- Qwen3 (`Qwen/Qwen3-0.6B`), exact or stable, with `enable_thinking`. -/
+@[expose] def qwen3 (m : Mode) (thinking : Bool) : QwenFmt := ⟨qwen3Ids, m, thinking, none, false⟩
+
+/-- Qwen3-Instruct-2507: Qwen3's tokenizer, no reasoning, no default system text. -/
+@[expose] def qwen3Instruct2507 : QwenFmt := ⟨qwen3Ids, .v25, true, none, false⟩
+
+/-- Qwen3-Thinking-2507: Qwen3 exact whose generation prompt opens `<think>\n`. -/
+@[expose] def qwen3Thinking2507 (m : Mode) : QwenFmt := ⟨qwen3Ids, m, true, none, true⟩
 
 /-! ## The format -/
 

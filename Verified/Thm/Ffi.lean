@@ -236,20 +236,23 @@ abbrev FitsPair (p : Token × Token) : Prop := p.1 < 4294967296 ∧ p.2 < 429496
 @[expose] def FitsQwen (f : Qwen.QwenFmt) : Prop :=
   f.ids.imStart < 4294967296 ∧ f.ids.imEnd < 4294967296 ∧ f.ids.callOpen < 4294967296 ∧
     f.ids.callClose < 4294967296 ∧ (∀ p, f.ids.toolResponse = some p → FitsPair p) ∧
-    (∀ p, f.ids.think = some p → FitsPair p) ∧ FitsToks f.ids.extra
+    (∀ p, f.ids.think = some p → FitsPair p) ∧ FitsToks f.ids.extra ∧
+    ∀ s, f.defaultSystem = some s → FitsText s
 
 /-- **Qwen format parameters round-trip.** -/
 theorem readQwenFmt_encQwenFmt (f : Qwen.QwenFmt) (rest : Bytes) (h : FitsQwen f) :
     readQwenFmt (encQwenFmt f ++ rest) = some (f, rest) := by
-  obtain ⟨⟨s, e, co, cc, tr, th, ex⟩, mode, et⟩ := f
-  obtain ⟨h1, h2, h3, h4, h5, h6, h7⟩ := h
+  obtain ⟨⟨s, e, co, cc, tr, th, ex⟩, mode, et, ds, pt⟩ := f
+  obtain ⟨h1, h2, h3, h4, h5, h6, h7, h8⟩ := h
   have htr := fun r => readOpt_encOpt readPair encPair tr r
     (fun p hp r' => readPair_encPair p r' (h5 p hp))
   have hth := fun r => readOpt_encOpt readPair encPair th r
     (fun p hp r' => readPair_encPair p r' (h6 p hp))
+  have hds := fun r => readOpt_encOpt readText encText ds r
+    (fun t ht r' => readText_encText t r' (h8 t ht))
   simp [encQwenFmt, readQwenFmt, readU32_u32le _ _ h1, readU32_u32le _ _ h2,
     readU32_u32le _ _ h3, readU32_u32le _ _ h4, htr, hth, readToks_encToks _ _ h7,
-    modeOfByte_modeByte, readBool_encBool]
+    modeOfByte_modeByte, readBool_encBool, hds]
 
 /-- The ids and the date of a Llama format fit the wire. -/
 @[expose] def FitsLlama (f : Llama.LlamaFmt) : Prop :=

@@ -190,10 +190,10 @@ theorem extension_exact (f : QwenFmt) (hm : f.mode = .exact) (codec : Codec)
 /-- Where the exact format is not prefix stable: a reasoning turn followed by a new user
 message loses its think block (`loop.index0 > ns.last_query_index` no longer holds). -/
 theorem exact_not_prefix :
-    ∃ ms ns l l', lower ⟨qwen3Ids, .exact, true⟩ ⟨ms, none, false⟩ = some l ∧
-      lower ⟨qwen3Ids, .exact, true⟩ ⟨ms ++ ns, none, false⟩ = some l' ∧
-      ¬ (syms (layout ⟨qwen3Ids, .exact, true⟩ l) <+:
-          syms (layout ⟨qwen3Ids, .exact, true⟩ l')) := by
+    ∃ ms ns l l', lower (qwen3 .exact true) ⟨ms, none, false⟩ = some l ∧
+      lower (qwen3 .exact true) ⟨ms ++ ns, none, false⟩ = some l' ∧
+      ¬ (syms (layout (qwen3 .exact true) l) <+:
+          syms (layout (qwen3 .exact true) l')) := by
   refine ⟨[⟨.user, [.plain (.text ['a'])]⟩,
       ⟨.assistant, [.reasoning (.text ['r']), .plain (.text ['b'])]⟩],
     [⟨.user, [.plain (.text ['c'])]⟩], _, _, rfl, rfl, ?_⟩

@@ -214,12 +214,13 @@ theorem ctlOk_resultItems (r : LPay × Nat) : ∀ it ∈ resultItems f r, CtlOk 
   · simp [or_imp, forall_and, ctlOk_txt, ctlOk_pay]
 
 theorem ctlOk_promptItems (o : Nat) : ∀ it ∈ promptItems f o, CtlOk f it := by
-  unfold promptItems
-  split
-  · rename_i a b h _
-    simp [or_imp, forall_and, ctlOk_txt, ctlOk_ctl, imStart_mem, (think_mem f h).1,
-      (think_mem f h).2]
-  · simp [or_imp, forall_and, ctlOk_txt, ctlOk_ctl, imStart_mem]
+  cases hth : f.ids.think with
+  | none => simp [promptItems, hth, or_imp, forall_and, ctlOk_txt, ctlOk_ctl, imStart_mem]
+  | some ab =>
+    obtain ⟨a, b⟩ := ab
+    cases hp : f.promptThink <;> cases he : f.enableThinking <;>
+      simp [promptItems, hth, hp, he, or_imp, forall_and, ctlOk_txt, ctlOk_ctl, imStart_mem,
+        (think_mem f hth).1, (think_mem f hth).2]
 
 theorem ctlOk_turnItems (t : QTurn) : ∀ it ∈ turnItems f t, CtlOk f it := by
   cases t with

@@ -436,19 +436,30 @@ theorem turn_read (hw : WfFacts f.ids) (t : QTurn) (hok : turnOk f t = true)
 theorem prompt_read (hw : WfFacts f.ids) (o : Nat) :
     ∃ pb, syms (promptItems f o) = .ctrl f.ids.imStart :: pb ∧ .ctrl f.ids.imStart ∉ pb ∧
       .ctrl f.ids.imEnd ∉ pb := by
-  unfold promptItems
-  split
-  · rename_i a b h _
-    have h4 := hw.think a b h
-    refine ⟨lit tAsst ++ [.ctrl a] ++ lit ['\n', '\n'] ++ [.ctrl b] ++
-      lit ['\n', '\n'], ?_, ?_, ?_⟩
-    · simp [ctl_piece, txt_piece, Piece.syms, lit]
-    · simp [lit, h4.1, h4.2.1]
-    · simp [lit, h4.2.2.1, h4.2.2.2.1]
-  · refine ⟨lit tAsst, ?_, ?_, ?_⟩
-    · simp [ctl_piece, txt_piece, Piece.syms, lit]
+  cases hth : f.ids.think with
+  | none =>
+    refine ⟨lit tAsst, ?_, ?_, ?_⟩
+    · simp [promptItems, hth, ctl_piece, txt_piece, Piece.syms, lit]
     · simp [lit]
     · simp [lit]
+  | some ab =>
+    obtain ⟨a, b⟩ := ab
+    have h4 := hw.think a b hth
+    cases hp : f.promptThink
+    · cases he : f.enableThinking
+      · refine ⟨lit tAsst ++ [.ctrl a] ++ lit ['\n', '\n'] ++ [.ctrl b] ++
+          lit ['\n', '\n'], ?_, ?_, ?_⟩
+        · simp [promptItems, hth, hp, he, ctl_piece, txt_piece, Piece.syms, lit]
+        · simp [lit, h4.1, h4.2.1]
+        · simp [lit, h4.2.2.1, h4.2.2.2.1]
+      · refine ⟨lit tAsst, ?_, ?_, ?_⟩
+        · simp [promptItems, hth, hp, he, ctl_piece, txt_piece, Piece.syms, lit]
+        · simp [lit]
+        · simp [lit]
+    · refine ⟨lit tAsst ++ [.ctrl a] ++ lit ['\n'], ?_, ?_, ?_⟩
+      · simp [promptItems, hth, hp, ctl_piece, txt_piece, Piece.syms, lit]
+      · simp [lit, h4.1]
+      · simp [lit, h4.2.2.1]
 
 theorem unlayoutChunks_cons (hw : WfFacts f.ids) {c : List Sym} (hc : .ctrl f.ids.imEnd ∈ c)
     (cs : List (List Sym)) :

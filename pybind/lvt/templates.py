@@ -54,20 +54,28 @@ ZOO_FORMATS: dict[str, str] = {
     "mistral-nemo": "mistral",
 }
 
+class _EntryTokenizers(Mapping[str, str]):
+    """Format -> the zoo name of its real tokenizer: each registry entry's ``tokenizer``
+    (read live from :mod:`lvt.formats`, so a new entry needs no edit here)."""
+
+    def _table(self) -> dict[str, str]:
+        from lvt import formats
+
+        return {n: s.tokenizer for n in formats.format_names()
+                if (s := formats.get_spec(n)).tokenizer is not None}
+
+    def __getitem__(self, name: str) -> str:
+        return self._table()[name]
+
+    def __iter__(self) -> Any:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
 #: Format -> its real tokenizer in the zoo, used when ``--tokenizer`` is not given.
-DEFAULT_TOKENIZERS: dict[str, str] = {
-    "qwen2.5": "qwen2.5",
-    "qwen3": "qwen3",
-    "qwen3-stable": "qwen3",
-    "llama3.1": "llama3.1",
-    "deepseek-r1": "deepseek-r1",
-    "deepseek-r1-stable": "deepseek-r1",
-    "gemma3": "gemma3",
-    "gpt-oss": "gpt-oss",
-    "gpt-oss-stable": "gpt-oss",
-    "mistral": "mistral",
-    "mistral-stable": "mistral",
-}
+DEFAULT_TOKENIZERS: Mapping[str, str] = _EntryTokenizers()
 
 #: BOS/EOS strings of each family's templates (used when the tokenizer names none).
 FAMILY_SPECIALS: dict[str, tuple[str | None, str | None]] = {
@@ -127,10 +135,10 @@ def tokenizer_for(fmt: str) -> str:
     """
     from lvt import formats
 
-    name = formats.get_spec(fmt).name
-    if name not in DEFAULT_TOKENIZERS:
-        raise FormatError(f"format {name!r} has no zoo tokenizer; pass --tokenizer")
-    return DEFAULT_TOKENIZERS[name]
+    spec = formats.get_spec(fmt)
+    if spec.tokenizer is None:
+        raise FormatError(f"format {spec.name!r} has no zoo tokenizer; pass --tokenizer")
+    return spec.tokenizer
 
 
 def load_tokenizer_spec(spec: str) -> tuple[Any, dict[str, Any], str]:

@@ -11,14 +11,15 @@ a byte count and UTF-8; an *option* is ``0``, or ``1`` and the value; a *bool* o
 
 * format: family byte ``0`` Qwen (``im_start im_end call_open call_close``, option of two ids
   ``tool_response``, option of two ids ``think``, tokens ``extra``, mode byte 0 v25 / 1 exact /
-  2 stable, bool ``enable_thinking``) or ``1`` Llama (``bos start_header end_header eot``,
+  2 stable, bool ``enable_thinking``, option of text ``default_system``, bool
+  ``prompt_think``) or ``1`` Llama (``bos start_header end_header eot``,
   tokens ``extra``, text ``date``, bool ``tools_in_user``);
 * conversation: bool ``add_generation_prompt``, option of a list of JSON tools (tags 0 null,
   1 false, 2 true, 3 num text, 4 str text, 5 array, 6 object of text keys), list of messages
   (role byte 0 system … 4 tool, list of blocks: 0 plain, 1 reasoning (payload: 0 text,
   1 tokens), 2 tool call (name, args, option of the id text), 3 sampled (tokens)));
 * symbols: list of entries 0 control id, 1 run of text, 2 verbatim id;
-* requests: version byte ``3``, format, then the conversation (layout) or the symbols
+* requests: version byte ``4``, format, then the conversation (layout) or the symbols
   (unlayout), nothing after;
 * layout answer: status 0, then 0 (refused) or 1 and a list of items (piece 0 control id /
   1 text / 2 tokens, ``u32`` owner, bool learn);
@@ -47,7 +48,7 @@ __all__ = [
     "encode_unlayout_request", "supports",
 ]
 
-WIRE_VERSION = 3
+WIRE_VERSION = 4
 """``Verified.Ffi.wireVersion``."""
 
 U32_LIMIT = 1 << 32
@@ -183,7 +184,8 @@ def encode_family(fam: Any) -> bytes:
         i = fam.ids
         return (b"\x00" + u32(i.im_start) + u32(i.im_end) + u32(i.call_open)
                 + u32(i.call_close) + _opt(_pair, i.tool_response) + _opt(_pair, i.think)
-                + _toks(i.extra) + bytes([MODES.index(fam.mode)]) + _bool(fam.enable_thinking))
+                + _toks(i.extra) + bytes([MODES.index(fam.mode)]) + _bool(fam.enable_thinking)
+                + _opt(_text, fam.default_system) + _bool(fam.prompt_think))
     if isinstance(fam, llama.Llama):
         i = fam.ids
         return (b"\x01" + u32(i.bos) + u32(i.start_header) + u32(i.end_header) + u32(i.eot)
@@ -377,7 +379,8 @@ class _Reader:
         if self.tag(2) == 0:
             ids = qwen.QwenIds(self.u32(), self.u32(), self.u32(), self.u32(),
                                self.opt(self.pair), self.opt(self.pair), self.toks())
-            return qwen.Qwen(ids, MODES[self.tag(3)], self.boolean())
+            mode, thinking = MODES[self.tag(3)], self.boolean()
+            return qwen.Qwen(ids, mode, thinking, self.opt(self.text), self.boolean())
         lids = llama.LlamaIds(self.u32(), self.u32(), self.u32(), self.u32(), self.toks())
         return llama.Llama(lids, self.text(), self.boolean())
 

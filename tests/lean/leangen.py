@@ -244,7 +244,9 @@ def format_term(fam: Any) -> str:
         ids = (f"⟨{i.im_start}, {i.im_end}, {i.call_open}, {i.call_close}, "
                f"{_opt_pair(i.tool_response)}, {_opt_pair(i.think)}, {nat_list(i.extra)}⟩")
         mode = {"v25": ".v25", "exact": ".exact", "stable": ".stable"}[fam.mode]
-        return f"(⟨{ids}, {mode}, {str(fam.enable_thinking).lower()}⟩ : Qwen.QwenFmt)"
+        ds = "none" if fam.default_system is None else f"some {lean_string(fam.default_system)}"
+        return (f"(⟨{ids}, {mode}, {str(fam.enable_thinking).lower()}, {ds}, "
+                f"{str(fam.prompt_think).lower()}⟩ : Qwen.QwenFmt)")
     from lvt.families.gemma import Gemma
 
     if isinstance(fam, Gemma):

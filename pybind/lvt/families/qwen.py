@@ -1,5 +1,7 @@
-"""The Qwen family (Qwen2.5, Qwen3 exact and stable): the transliteration of
-``Verified/Spec/Qwen.lean``.
+"""The Qwen structure (ChatML turns, JSON tool calls in ``<tool_call>``, ``<think>`` blocks):
+the transliteration of ``Verified/Spec/Qwen.lean``. Its model entries (Qwen2.5, Qwen2.5-Math,
+Qwen3 exact and stable, Qwen3-2507 Instruct and Thinking) are data in :mod:`lvt.models`: a
+history mode, ``enable_thinking``, a default system text and ``prompt_think``.
 
 Lowering (:meth:`Qwen.lower`), layout (:meth:`Qwen.layout`) and its inverse
 (:meth:`Qwen.unlayout`) mirror the Lean definitions function by function; where Lean returns
@@ -13,12 +15,32 @@ Lowered payloads are ``str`` (text) or ``tuple[int, ...]`` (verbatim tokens).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any
 
 from lvt import core
 from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError
+from lvt.families.qwen_data import (
+    CALL_POST,
+    CALL_PRE,
+    CALL_SEP,
+    DEFAULT_SYSTEM,
+    RESP_CLOSE_TEXT,
+    RESP_OPEN_TEXT,
+    RESP_SEP_TEXT,
+    TOOLS_EXAMPLE,
+    TOOLS_INTRO,
+    TOOLS_OUTRO,
+    TOOLS_TAGS,
+    AssistantTurn,
+    Call,
+    PlainTurn,
+    QConv,
+    QwenIds,
+    SampledTurn,
+    ToolGroup,
+    ToolsSystem,
+)
 from lvt.jsonfmt import compact
 from lvt.model import (
     Conversation,
@@ -46,129 +68,20 @@ __all__ = [
     "ToolsSystem",
 ]
 
-LPay: TypeAlias = "str | tuple[int, ...]"
-
-#: ``defaultSystem`` (Qwen2.5).
-DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
-TOOLS_INTRO = (
-    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
-)
-TOOLS_OUTRO = (
-    "\n</tools>\n\nFor each function call, return a json object with function name and "
-    "arguments within "
-)
-TOOLS_TAGS = " XML tags:\n"
-TOOLS_EXAMPLE = '\n{"name": <function-name>, "arguments": <args-json-object>}\n'
-CALL_PRE = '\n{"name": "'
-CALL_SEP = '", "arguments": '
-CALL_POST = "}\n"
-RESP_OPEN_TEXT = "<tool_response>\n"
-RESP_CLOSE_TEXT = "\n</tool_response>"
-RESP_SEP_TEXT = "\n</tool_response>\n<tool_response>\n"
-
-
-@dataclass(frozen=True)
-class QwenIds:
-    """``QwenIds``: the control tokens of a Qwen tokenizer."""
-
-    im_start: int
-    im_end: int
-    call_open: int
-    call_close: int
-    tool_response: tuple[int, int] | None
-    think: tuple[int, int] | None
-    extra: tuple[int, ...] = ()
-
-    def body_ctrl(self, t: int) -> bool:
-        """``bodyCtrl``: a control token a sampled assistant turn may hold."""
-        return t in (self.call_open, self.call_close) or (
-            self.think is not None and t in self.think
-        )
-
-    @property
-    def reserved(self) -> tuple[int, ...]:
-        """Every reserved id (the format's control tokens first)."""
-        out = [self.im_start, self.im_end, self.call_open, self.call_close]
-        for pair in (self.tool_response, self.think):
-            if pair is not None:
-                out.extend(pair)
-        return tuple(dict.fromkeys([*out, *self.extra]))
-
-
-@dataclass(frozen=True)
-class Call:
-    """``Call``: name and argument text."""
-
-    name: str
-    args: str
-
-
-@dataclass(frozen=True)
-class PlainTurn:
-    """``QTurn.plain``: a user turn, or a system turn that is not first."""
-
-    role: str  # "system" | "user"
-    p: Any
-    owner: int
-
-
-@dataclass(frozen=True)
-class ToolsSystem:
-    """``QTurn.toolsSystem``."""
-
-    sys: Any  # LPay | None
-    tools: tuple[str, ...]
-    owner: int
-
-
-@dataclass(frozen=True)
-class AssistantTurn:
-    """``QTurn.assistant``."""
-
-    think: Any  # LPay | None
-    content: Any
-    sep: bool
-    calls: tuple[Call, ...]
-    owner: int
-
-
-@dataclass(frozen=True)
-class ToolGroup:
-    """``QTurn.toolGroup``: ``(payload, owner)`` per result."""
-
-    results: tuple[tuple[Any, int], ...]
-
-
-@dataclass(frozen=True)
-class SampledTurn:
-    """``QTurn.sampled``."""
-
-    ts: tuple[int, ...]
-    owner: int
-
-
-QTurn: TypeAlias = "PlainTurn | ToolsSystem | AssistantTurn | ToolGroup | SampledTurn"
-
-
-@dataclass(frozen=True)
-class QConv:
-    """``QConv``: turns, and the owner of the generation prompt (``None``: no prompt)."""
-
-    turns: tuple[Any, ...]
-    prompt: int | None
-
-
 class Qwen:
-    """A Qwen format instance (``QwenFmt``): ids, mode (``"v25"``, ``"exact"``, ``"stable"``)
-    and ``enable_thinking``."""
+    """A Qwen format instance (``QwenFmt``): ids, history mode (``"v25"``: no reasoning,
+    ``"exact"``, ``"stable"``), ``enable_thinking``, the default system text (``None``: none)
+    and whether the generation prompt opens the think block (``prompt_think``)."""
 
-    def __init__(self, ids: QwenIds, mode: str, enable_thinking: bool = True) -> None:
+    def __init__(self, ids: QwenIds, mode: str, enable_thinking: bool = True,
+                 default_system: str | None = None, prompt_think: bool = False) -> None:
         if mode not in ("v25", "exact", "stable"):
             raise ValueError(f"unknown Qwen mode {mode!r}")
         self.ids = ids
         self.mode = mode
         self.enable_thinking = bool(enable_thinking)
+        self.default_system = default_system
+        self.prompt_think = bool(prompt_think)
         self.reserved = ids.reserved
         self._reserved_set = frozenset(self.reserved)
         self._prompt_syms = core.syms(self.prompt_items(0))
@@ -180,13 +93,17 @@ class Qwen:
         return [ctrl(self.ids.im_end, o, learn), text("\n", o, False)]
 
     def prompt_items(self, o: int) -> list[Item]:
-        """``promptItems``: ``'<|im_start|>assistant\\n'`` (+ the empty think block when
-        ``enable_thinking is false``)."""
+        """``promptItems``: ``'<|im_start|>assistant\\n'``, then ``'<think>\\n'`` when the
+        template opens the think block, else the empty think block when ``enable_thinking is
+        false``."""
         out = [ctrl(self.ids.im_start, o, False), text("assistant\n", o, False)]
-        if self.ids.think is not None and not self.enable_thinking:
+        if self.ids.think is not None:
             a, b = self.ids.think
-            out += [ctrl(a, o, False), text("\n\n", o, False), ctrl(b, o, False),
-                    text("\n\n", o, False)]
+            if self.prompt_think:  # '<|im_start|>assistant\n<think>\n' (Thinking-2507)
+                out += [ctrl(a, o, False), text("\n", o, False)]
+            elif not self.enable_thinking:
+                out += [ctrl(a, o, False), text("\n\n", o, False), ctrl(b, o, False),
+                        text("\n\n", o, False)]
         return out
 
     def calls_items(self, first: bool, o: int, calls: Sequence[Call]) -> list[Item]:
@@ -324,7 +241,8 @@ class Qwen:
             think = _strip_nl(r if r is not None else "")
             if self.mode == "v25":
                 if r is not None:
-                    raise ConversationError(i, "Qwen2.5 has no reasoning")
+                    raise ConversationError(
+                        i, "this Qwen model has no reasoning (its template drops it)")
                 return [("turn", AssistantTurn(None, c, sep, ks, i))]
             if self.mode == "stable":
                 return [("turn", AssistantTurn(think, _lstrip_nl(c), sep, ks, i))]
@@ -364,7 +282,8 @@ class Qwen:
             given = content_of(ms[0])
             if given is None:
                 raise ConversationError(0, "a system message is at most one plain content block")
-        s = (given if given is not None else DEFAULT_SYSTEM) if self.mode == "v25" else given
+        # `messages[0]['role'] == 'system'` … `{%- else %}` the default system text, if any
+        s = given if given is not None else self.default_system
         if tools is not None:
             return [ToolsSystem(s, tuple(compact(t) for t in tools), 0)]
         return [PlainTurn("system", s, 0)] if s is not None else []

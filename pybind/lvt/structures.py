@@ -1,0 +1,190 @@
+"""Family structures: from a tokenizer's control tokens, a model entry's parameters and the
+user's template options to a family instance (``Verified/Spec/*.lean``'s format records).
+
+A structure is code and proofs (``lvt.families``, ``Verified/``); a model entry
+(:class:`lvt.formats.FormatSpec`) is data over one: :data:`STRUCTURES` maps each family name
+to its builder ``(tokenizer, entry name, params, options) -> family instance``. Control tokens
+are found by name in the tokenizer, so one structure serves every tokenizer that names them.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lvt.codec import as_tokenizer
+from lvt.errors import FormatError
+from lvt.families.deepseek import DeepSeek, DsIds
+from lvt.families.gemma import Gemma, GemmaIds
+from lvt.families.harmony import Harmony, HarmonyIds
+from lvt.families.llama import Llama, LlamaIds
+from lvt.families.mistral import VERSIONS as MISTRAL_VERSIONS
+from lvt.families.mistral import Mistral, MistralIds
+from lvt.families.qwen import Qwen, QwenIds
+
+__all__ = ["STRUCTURES", "llama_today"]
+
+
+def _added(tok: Any) -> dict[str, tuple[int, bool]]:
+    """Added tokens of a tokenizer: content -> (id, special)."""
+    return {a.content: (int(i), bool(a.special))
+            for i, a in as_tokenizer(tok).get_added_tokens_decoder().items()}
+
+
+def _need(added: Mapping[str, tuple[int, bool]], fmt: str, name: str) -> int:
+    if name not in added:
+        raise FormatError(f"format {fmt!r}: the tokenizer has no control token {name!r}")
+    return added[name][0]
+
+
+def _pair(added: Mapping[str, tuple[int, bool]], a: str, b: str) -> tuple[int, int] | None:
+    if a in added and b in added:
+        return added[a][0], added[b][0]
+    return None
+
+
+def _extra(added: Mapping[str, tuple[int, bool]], known: set[int], names: tuple[str, ...]
+           ) -> tuple[int, ...]:
+    """The other reserved ids: named family tokens present, then every special added token."""
+    out = [added[n][0] for n in names if n in added]
+    out += sorted(i for i, special in added.values() if special)
+    return tuple(i for i in dict.fromkeys(out) if i not in known)
+
+
+def _qwen_ids(tok: Any, fmt: str, need_v3: bool) -> QwenIds:
+    added = _added(tok)
+    im_start = _need(added, fmt, "<|im_start|>")
+    im_end = _need(added, fmt, "<|im_end|>")
+    call_open = _need(added, fmt, "<tool_call>")
+    call_close = _need(added, fmt, "</tool_call>")
+    tr = _pair(added, "<tool_response>", "</tool_response>")
+    think = _pair(added, "<think>", "</think>")
+    if need_v3 and (tr is None or think is None):
+        raise FormatError(f"format {fmt!r} needs the Qwen3 control tokens <think>, </think>, "
+                          "<tool_response>, </tool_response>")
+    known = {im_start, im_end, call_open, call_close, *(tr or ()), *(think or ())}
+    return QwenIds(im_start, im_end, call_open, call_close, tr, think,
+                   _extra(added, known, ("<|endoftext|>",)))
+
+
+def _llama_ids(tok: Any, fmt: str) -> LlamaIds:
+    added = _added(tok)
+    ids = [_need(added, fmt, n) for n in
+           ("<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>")]
+    return LlamaIds(*ids, extra=_extra(added, set(ids), (
+        "<|end_of_text|>", "<|eom_id|>", "<|python_tag|>")))
+
+
+#: DeepSeek-R1's control tokens, in ``DsIds`` order (``think`` last, as a pair).
+_DS_NAMES = ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>",  # noqa: RUF001
+             "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>",  # noqa: RUF001
+             "<｜tool▁call▁end｜>", "<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>",  # noqa: RUF001
+             "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>", "<｜tool▁sep｜>",  # noqa: RUF001
+             "<think>", "</think>")
+
+
+def _ds_ids(tok: Any, fmt: str) -> DsIds:
+    added = _added(tok)
+    ids = [_need(added, fmt, n) for n in _DS_NAMES]
+    return DsIds(*ids[:13], think=(ids[13], ids[14]), extra=_extra(added, set(ids), ()))
+
+
+def _gemma_ids(tok: Any, fmt: str) -> GemmaIds:
+    added = _added(tok)
+    ids = [_need(added, fmt, n) for n in ("<bos>", "<start_of_turn>", "<end_of_turn>")]
+    # every special added token (<eos>, <pad>, the image tokens) is reserved; the other added
+    # tokens (<table>, "\n", runs of spaces and tabs, <unusedN>) are ordinary text for Gemma
+    return GemmaIds(*ids, extra=_extra(added, set(ids), ("<eos>",)))
+
+
+#: Mistral's control tokens, in ``MistralIds`` order (tekken names; every tekken file has them,
+#: Nemo's ``tekken_240718.json`` included).
+_MISTRAL_NAMES = ("<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+                  "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[SYSTEM_PROMPT]",
+                  "[/SYSTEM_PROMPT]")
+
+
+def _mistral(tok: Any, fmt: str, version: Any, stable: bool) -> Mistral:
+    """A Mistral format from the tokenizer's control tokens by name: v11 and v13 also need
+    ``[ARGS]`` (v11 ``[CALL_ID]`` too), which Nemo's tekken vocabulary lacks."""
+    if version not in MISTRAL_VERSIONS:
+        raise FormatError(f"format {fmt!r}: option 'version' must be one of "
+                          f"{list(MISTRAL_VERSIONS)}, got {version!r}")
+    added = _added(tok)
+    ids = [_need(added, fmt, n) for n in _MISTRAL_NAMES]
+    args = added["[ARGS]"][0] if "[ARGS]" in added else None
+    call_id = added["[CALL_ID]"][0] if "[CALL_ID]" in added else None
+    tool_content = added["[TOOL_CONTENT]"][0] if "[TOOL_CONTENT]" in added else None
+    for name in ("[ARGS]", "[CALL_ID]")[: {"v7": 0, "v11": 2, "v13": 1}[version]]:
+        if name not in added:
+            raise FormatError(f"format {fmt!r} version {version!r} needs the control token "
+                              f"{name!r}, which this tokenizer lacks (Nemo's tekken has none: "
+                              "use version 'v7')")
+    if version != "v13" and tool_content is None:
+        raise FormatError(f"format {fmt!r} version {version!r} needs the control token "
+                          "'[TOOL_CONTENT]', which this tokenizer lacks")
+    known = {*ids, *(t for t in (args, call_id, tool_content) if t is not None)}
+    return Mistral(MistralIds(*ids, args=args, call_id=call_id, tool_content=tool_content,
+                              extra=_extra(added, known, ("[THINK]", "[/THINK]"))),
+                   version, stable)
+
+
+#: o200k_harmony's control tokens, in ``HarmonyIds`` order.
+_HARMONY_NAMES = ("<|start|>", "<|message|>", "<|channel|>", "<|end|>", "<|return|>", "<|call|>")
+
+
+def _harmony(tok: Any, fmt: str, mode: str, o: Mapping[str, Any]) -> Harmony:
+    added = _added(tok)
+    ids = [_need(added, fmt, n) for n in _HARMONY_NAMES]
+    hids = HarmonyIds(*ids, extra=_extra(added, set(ids), ("<|constrain|>",)))
+    return Harmony(hids, mode, current_date=o["current_date"],
+                   reasoning_effort=o["reasoning_effort"], model_identity=o["model_identity"])
+
+
+def llama_today() -> str:
+    """``strftime_now("%d %b %Y")``: today's date as Llama 3.2's template stamps it."""
+    return datetime.datetime.now().strftime("%d %b %Y")
+
+
+def _qwen(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Qwen:
+    """Params: ``mode``, ``default_system``, ``prompt_think``, ``v3`` (needs the Qwen3 ids)."""
+    return Qwen(_qwen_ids(tok, fmt, p["v3"]), p["mode"], o.get("enable_thinking", True),
+                p.get("default_system"), p.get("prompt_think", False))
+
+
+def _llama(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Llama:
+    """Options ``date_string`` (``""``: today, as ``strftime_now``) and
+    ``tools_in_user_message``."""
+    return Llama(_llama_ids(tok, fmt), o["date_string"] or llama_today(),
+                 o["tools_in_user_message"])
+
+
+def _gemma(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Gemma:
+    return Gemma(_gemma_ids(tok, fmt))
+
+
+def _deepseek(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> DeepSeek:
+    """Params: ``mode``."""
+    return DeepSeek(_ds_ids(tok, fmt), p["mode"])
+
+
+def _mistral_entry(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Mistral:
+    """Params: ``stable``; option ``version``."""
+    return _mistral(tok, fmt, o["version"], p["stable"])
+
+
+def _harmony_entry(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Harmony:
+    """Params: ``mode``."""
+    return _harmony(tok, fmt, p["mode"], o)
+
+
+#: family name -> builder ``(tokenizer, entry name, params, options) -> family instance``.
+STRUCTURES: dict[str, Callable[[Any, str, Mapping[str, Any], Mapping[str, Any]], Any]] = {
+    "qwen": _qwen,
+    "llama": _llama,
+    "gemma": _gemma,
+    "deepseek": _deepseek,
+    "mistral": _mistral_entry,
+    "harmony": _harmony_entry,
+}

