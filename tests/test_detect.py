@@ -86,3 +86,6 @@ def test_cli_detect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert out["format"] == "qwen2.5-math" and out["by_hash"] and out["probes_equal"] >= 3
     assert main(["detect", str(d), "--template", "Qwen-Qwen2-1.5B-Instruct"]) == EXIT_USAGE
     assert "no lvt format reproduces this chat template" in capsys.readouterr().err
+    # a zoo tokenizer whose package ships the template, BOS given as an AddedToken record
+    assert main(["detect", "deepseek-r1"]) == EXIT_OK
+    assert "format deepseek-r1 (the official template, byte for byte" in capsys.readouterr().out

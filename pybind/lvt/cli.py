@@ -265,8 +265,12 @@ def _cmd_detect(args: argparse.Namespace) -> int:
 
     tok, cfg, label = load_tokenizer_spec(args.tokenizer)
     src = resolve_template("qwen3", args.template or "tokenizer", cfg)
-    specials = {k: v for k in ("bos_token", "eos_token")
-                if isinstance(v := cfg.get(k), str) and tok.token_to_id(v) is not None}
+    specials = {}
+    for k in ("bos_token", "eos_token"):  # a string, or an AddedToken record
+        v = cfg.get(k)
+        v = v.get("content") if isinstance(v, dict) else v
+        if isinstance(v, str) and tok.token_to_id(v) is not None:
+            specials[k] = v
     hf = PreTrainedTokenizerFast(tokenizer_object=tok, chat_template=src.text, **specials)
     d = detect(hf)
     if args.json:
