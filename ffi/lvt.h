@@ -24,7 +24,7 @@ extern "C" {
 /* Version of this C API (bumped on any incompatible change of the functions below). */
 #define LVT_ABI_VERSION 2
 /* Version of the byte layout the Lean exports speak (Verified.Ffi.wireVersion). */
-#define LVT_WIRE_VERSION 3
+#define LVT_WIRE_VERSION 4
 
 /* Return codes. A request the Lean side cannot decode is NOT an error here: the call returns
  * LVT_OK and the answer bytes carry status 1 and the error code. */

@@ -1,6 +1,7 @@
 /*
- * mock_lean.c — a stand-in for the Lean runtime and the two Lean exports (wire version 3), for
- * testing the C shim and the Python binding where no Lean toolchain is installed.
+ * mock_lean.c — a stand-in for the Lean runtime and the two Lean exports (speaking the wire
+ * version LVT_WIRE_VERSION of lvt.h), for testing the C shim and the Python binding where no
+ * Lean toolchain is installed.
  *
  *   gcc -shared -fPIC -pthread -DLVT_STUB_LEAN -Iffi ffi/lvt_shim.c ffi/test/mock_lean.c \
  *       -o liblvt_mock.so
@@ -12,6 +13,7 @@
  * (status 1) when the request's first byte is not the wire version (code 1) or when called on
  * a thread the shim did not register with the "runtime" (code 255).
  */
+#include "lvt.h"
 #include "test/lean_stub.h"
 
 #include <stdatomic.h>
@@ -93,7 +95,7 @@ lean_object *lvt_layout_bytes(lean_object *req) {
   size_t n = req->size, i;
   if (!t_registered) {
     ans = error_answer(255);
-  } else if (n == 0 || req->data[0] != 3) {
+  } else if (n == 0 || req->data[0] != LVT_WIRE_VERSION) {
     ans = error_answer(1);
   } else {
     /* status 0, ok 1, item count, then per item: piece 0 + u32 id, u32 owner, learn 0 */
@@ -120,7 +122,7 @@ lean_object *lvt_unlayout_bytes(lean_object *req) {
   lean_object *ans;
   if (!t_registered) {
     ans = error_answer(255);
-  } else if (req->size == 0 || req->data[0] != 3) {
+  } else if (req->size == 0 || req->data[0] != LVT_WIRE_VERSION) {
     ans = error_answer(1);
   } else {
     ans = lean_alloc_sarray(1, 2, 2);

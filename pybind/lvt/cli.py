@@ -298,7 +298,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for conv in convs:  # a line whose own options the format rejects is a bad line
         opts = setup.checker.options_for(conv)
         try:
-            setup.checker.encoder(opts)
+            setup.checker.encoder(setup.checker.lvt_options(opts))
         except FormatError as e:
             raise BadLineError(str(path), conv.line or 0, f"options {opts}: {e}") from None
     report = setup.checker.check_all(convs, tokenizer_label=setup.tokenizer_label,

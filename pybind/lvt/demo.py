@@ -156,7 +156,7 @@ def _showcase(setup: Any, out: TextIO) -> bool:
     if res.status == "lvt_error":
         _say(out, f"      {res.error}")
         return False
-    enc = setup.checker.encoder(setup.checker.options_for(conv))
+    enc = setup.checker.encoder(setup.checker.lvt_options(setup.checker.options_for(conv)))
     e = enc.encode_openai(conv.messages, conv.tools)
     text = enc.tokenizer.decode(e.ids.tolist(), skip_special_tokens=False)
     for line in text.splitlines()[-8:]:

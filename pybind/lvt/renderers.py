@@ -218,7 +218,7 @@ class EncoderPool:
             enc._family = family
             enc._format_name = spec.name
             enc._spec = spec
-            enc._options = opts
+            enc._options = spec.resolve(opts)
             enc._reserved = frozenset(reserved)
             enc._fingerprint = None
         else:
