@@ -475,23 +475,45 @@ class ChatEncoder:
         return conv
 
     def parse_completion(self, ids: Sequence[int] | np.ndarray) -> list[Block]:
-        """The typed view of a sampled assistant turn: ``ids`` are the tokens the policy
-        produced after the generation prompt (up to, not including, the end of turn). The text
-        they decode to is read with the format's parser; the tokens stay verbatim for training
-        (:class:`lvt.model.Sampled`).
+        """The typed view of a sampled assistant turn, read strictly (as the render writes
+        it): ``ids`` are the tokens the policy produced after the generation prompt, with or
+        without the stop token that ended it. The tokens stay verbatim for training
+        (:class:`lvt.model.Sampled`); :meth:`read_completion` reads any sample leniently.
 
         Raises:
             ArgumentError: ``ids`` is not a flat sequence of integers (names the position).
             ParseError: the tokens do not read as an assistant turn of this format.
         """
-        from lvt.families import parse_completion
+        from lvt.families import harmony, parse_completion
 
         ts = self._ids(ids)
+        if ts and ts[-1] in self.stop_ids and not isinstance(self._family, harmony.Harmony):
+            ts = ts[:-1]  # harmony's reader tells <|call|> from <|return|> itself
         blocks = parse_completion(self._family, self._codec, self._reserved, ts)
         if blocks is None:
             raise ParseError(f"the tokens do not read as an assistant turn of format "
                              f"{self._format_name!r}")
         return blocks
+
+    @property
+    def stop_ids(self) -> tuple[int, ...]:
+        """The ids that end a sampled assistant turn, the render's own first: the engine's
+        ``stop_token_ids`` (:func:`lvt.sampling.stop_ids`)."""
+        from lvt.sampling import stop_ids
+
+        return stop_ids(self)
+
+    def read_completion(self, ids: Sequence[int] | np.ndarray, tools: Any = None) -> Any:
+        """What a sampled assistant turn means, read leniently (content, reasoning, tool calls,
+        termination, canonicity: :func:`lvt.sampling.read_completion`); never raises on what a
+        model sampled. ``ids`` are the engine's output, stop token included.
+
+        Raises:
+            ArgumentError: ``ids`` is not a flat sequence of vocabulary ids.
+        """
+        from lvt.sampling import read_completion
+
+        return read_completion(self, ids, tools)
 
     # -- identity -----------------------------------------------------------------------------
 

@@ -1,0 +1,13 @@
+"""The sampling side: what a policy sampled, read without touching the ids the trainer learns.
+
+:func:`read_completion` reads a sampled assistant turn the way serving engines' parsers do
+(content, reasoning, tool calls, how it ended, whether it is canonical); :func:`stop_ids` gives
+the ids a sampler stops on. ``ChatEncoder.read_completion`` and ``ChatEncoder.stop_ids`` are
+the same functions bound to an encoder.
+"""
+
+from lvt.sampling.completion import Completion, Problem, ReadCall, Termination, call_id
+from lvt.sampling.read import read_completion, stop_ids
+
+__all__ = ["Completion", "Problem", "ReadCall", "Termination", "call_id", "read_completion",
+           "stop_ids"]
