@@ -145,3 +145,21 @@ def test_length_and_max_turns(enc: Any, ids: Any) -> None:
     r = run_agent(e, ASK, engine, _tool([]), tools=TOOLS, max_turns=3)
     assert r.stop == "max_turns" and len(engine.prompts) == 3
     assert _learned(r) == loop * 3
+
+
+def test_vllm_example_loads_and_its_tool_reads_calls(enc: Any, ids: Any) -> None:
+    """``examples/vllm_agent.py`` imports without vLLM (it is run on a GPU machine), and its
+    tool answers a valid and an invalid call."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "vllm_agent.py"
+    spec = importlib.util.spec_from_file_location("vllm_agent", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    e = enc("qwen3")
+    good, bad = e.read_completion(ids(e, CASES["qwen3"][0])).tool_calls[0], ReadCall(
+        "get_weather", None, "{city", "abcdefghi", 0, 1)
+    assert mod.get_weather(good) == {"city": "Oslo", "temp_c": 3}
+    assert "error" in mod.get_weather(bad)

@@ -3,11 +3,13 @@
 :func:`read_completion` reads a sampled assistant turn the way serving engines' parsers do
 (content, reasoning, tool calls, how it ended, whether it is canonical); :func:`stop_ids` gives
 the ids a sampler stops on. ``ChatEncoder.read_completion`` and ``ChatEncoder.stop_ids`` are
-the same functions bound to an encoder.
+the same functions bound to an encoder. :func:`run_agent` runs a token-in/token-out tool
+loop on any engine.
 """
 
 from lvt.sampling.completion import Completion, Problem, ReadCall, Termination, call_id
 from lvt.sampling.read import read_completion, stop_ids
+from lvt.sampling.rollout import Rollout, RolloutError, Turn, run_agent
 
-__all__ = ["Completion", "Problem", "ReadCall", "Termination", "call_id", "read_completion",
-           "stop_ids"]
+__all__ = ["Completion", "Problem", "ReadCall", "Rollout", "RolloutError", "Termination", "Turn",
+           "call_id", "read_completion", "run_agent", "stop_ids"]
