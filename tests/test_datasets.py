@@ -154,6 +154,32 @@ def test_bad_rows_are_named_or_skipped(enc: lvt.ChatEncoder, cases: list[Any]) -
         ld.encode(d, enc, num_proc=0)
 
 
+def test_other_columns_are_carried_with_their_rows(enc: lvt.ChatEncoder,
+                                                   cases: list[Any]) -> None:
+    """An ``answer`` and reward metadata reach the output row of their conversation (with
+    their type), also when a bad row before them is skipped."""
+    good = [c for c in cases if not c.tools][:3]
+    rows = [{"id": c.name, "messages": _args_as_json(c.messages), "answer": f"ans{k}",
+             "meta": {"level": k, "tags": ["t"] * k}} for k, c in enumerate(good)]
+    rows.insert(1, {"id": "bad", "messages": [{"role": "wizard", "content": "x"}],
+                    "answer": "never", "meta": {"level": 9, "tags": []}})
+    d = datasets.Dataset.from_list(rows)
+    t = ld.to_arrow(ld.encode(d, enc, skip_bad=True, batch_size=2))
+    assert t.column("id").to_pylist() == [c.name for c in good]
+    assert t.column("answer").to_pylist() == ["ans0", "ans1", "ans2"]
+    assert t.column("meta").to_pylist() == [{"level": k, "tags": ["t"] * k} for k in range(3)]
+    assert t.schema.field("meta").type == d.data.schema.field("meta").type
+    for n, c in enumerate(good):
+        assert t.column("input_ids")[n].as_py() == _expected(enc, c, False).ids.tolist()
+    only = ld.to_arrow(ld.encode(d, enc, skip_bad=True, keep_columns=["answer"]))
+    assert only.column_names == [*t.column_names[:7], "answer"]
+    assert ld.to_arrow(ld.encode(d, enc, skip_bad=True, keep_columns=[])).num_columns == 7
+    with pytest.raises(ld.DatasetError, match="'owner' has the name of an output column"):
+        ld.encode(d.add_column("owner", [0] * len(rows)), enc)
+    with pytest.raises(ld.DatasetError, match="does not have"):
+        ld.encode(d, enc, keep_columns=["reward"])
+
+
 def test_worker_recipe_rebuilds_the_same_encoder(toy_tok: Any) -> None:
     toy = lvt.ChatEncoder.from_tokenizer(toy_tok, "qwen3", enable_thinking=False)
     recipe = ld._Recipe(toy)
@@ -197,6 +223,12 @@ def test_ray_local_mode_encoder_per_worker(toy_tok: Any) -> None:
                             concurrency=2, batch_size=5)
         with pytest.raises(ld.DatasetError, match="not both"):
             ld.encode_ray(out, tokenizer=toy_tok, format="qwen3", encoder_factory=lambda: toy)
+        by_name = ld.encode_ray(ray.data.from_items(rows[:3]), tokenizer="qwen3")  # as the CLI
+        got = pa.concat_tables(ray.get(by_name.to_arrow_refs()))
+        zoo_enc = lvt.ChatEncoder.from_tokenizer("qwen3")
+        assert ld.read_metadata(got)["fingerprint"] == zoo_enc.fingerprint()
+        assert got.column("input_ids")[0].as_py() == zoo_enc.encode(
+            lvt.from_openai(convs[0])).ids.tolist()
         blocks = ray.get(out.to_arrow_refs())
         assert all(ld.read_metadata(b)["fingerprint"] == toy.fingerprint() for b in blocks)
         table = pa.concat_tables(blocks)

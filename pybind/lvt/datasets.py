@@ -25,7 +25,8 @@ tool schemas, or that list as a JSON string), ``id`` and ``add_generation_prompt
 record shape as an ``lvt encode`` line (:func:`lvt.inputs.parse_conversation_record`). Arrow
 stores a list of structs with the union of their keys, so keys whose value is ``None`` are
 dropped from messages (as ``transformers`` drops them); tool-call arguments are best stored
-as JSON strings (a struct column would give every call every argument name).
+as JSON strings (a struct column would give every call every argument name). Every other
+column (an ``answer``, reward metadata) is carried to the output rows (``keep_columns``).
 """
 
 from __future__ import annotations
@@ -179,6 +180,28 @@ class _Columns:
         self.tools = tools if tools in names else None
         self.id = id if id in names else None
         self.generation_prompt = generation_prompt if generation_prompt in names else None
+        self.keep: tuple[str, ...] = ()
+
+    def keep_others(self, names: Sequence[str], keep: Sequence[str] | None) -> None:
+        """Carry columns to the output: ``keep``, or (``None``) every column the record does
+        not read (an ``answer``, reward metadata). A kept column may not shadow an output
+        column.
+
+        Raises:
+            DatasetError: a kept column is missing or has an output column's name.
+        """
+        import pyarrow as pa
+
+        read = {self.messages, self.tools, self.id, self.generation_prompt}
+        want = [n for n in names if n not in read] if keep is None else list(keep)
+        for n in want:
+            if n not in names:
+                raise DatasetError(f"keep_columns names {n!r}, which the dataset does not have "
+                                   f"(columns: {list(names)})")
+            if n in schema(pa).names:
+                raise DatasetError(f"column {n!r} has the name of an output column: rename it, "
+                                   f"or leave it out with keep_columns")
+        self.keep = tuple(want)
 
 
 def _why(e: BaseException) -> str:
@@ -187,17 +210,19 @@ def _why(e: BaseException) -> str:
 
 def _encode_rows(
     encoder: Any,
-    rows: list[Mapping[str, Any]],
+    batch: Any,
     indices: Sequence[int | None],
     cols: _Columns,
     add_generation_prompt: bool,
     skip_bad: bool,
 ) -> Any:
-    """Encode rows (dicts) into an Arrow table of :func:`lvt.chunks.schema`; rows that cannot
-    be encoded raise :class:`DatasetRowError`, or are left out with ``skip_bad``."""
+    """Encode a batch (an Arrow table) into an Arrow table of :func:`lvt.chunks.schema` and
+    the kept columns; rows that cannot be encoded raise :class:`DatasetRowError`, or are left
+    out with ``skip_bad``."""
     import pyarrow as pa
 
-    good: list[tuple[int | None, str, Any]] = []
+    rows = batch.select([c for c in batch.column_names if c not in cols.keep]).to_pylist()
+    good: list[tuple[int | None, str, Any, int]] = []
 
     def bad(i: int | None, rid: str, reason: str) -> None:
         if not skip_bad:
@@ -207,8 +232,9 @@ def _encode_rows(
     # with one from_openai_batch call: the tools are described once, not once per row
     parsed: dict[str, Any] = {}
     recs: list[tuple[int | None, Any]] = []
+    where: list[int] = []  # each record's row in the batch
     groups: dict[tuple[Any, bool], list[int]] = {}
-    for row, i in zip(rows, indices, strict=True):
+    for pos, (row, i) in enumerate(zip(rows, indices, strict=True)):
         default = f"row{i}" if i is not None else "row"
         try:
             rec = _record(row, cols, default, parsed)
@@ -221,6 +247,7 @@ def _encode_rows(
                add_generation_prompt or rec.add_generation_prompt)
         groups.setdefault(key, []).append(len(recs))
         recs.append((i, rec))
+        where.append(pos)
     convs: dict[int, Any] = {}
     failed: list[tuple[int, int | None, str, str]] = []
     keep = bool(getattr(encoder.family, "keeps_empty_reasoning", False))
@@ -244,9 +271,10 @@ def _encode_rows(
                 failed.append((k, i, rec.id, _why(e)))
     for _, i, rid, why in sorted(failed, key=lambda f: f[0]):  # the first bad row first
         bad(i, rid, why)
-    good = [(recs[k][0], recs[k][1].id, convs[k]) for k in range(len(recs)) if k in convs]
+    good = [(recs[k][0], recs[k][1].id, convs[k], where[k]) for k in range(len(recs))
+            if k in convs]
     try:
-        encs = encoder.encode_batch([c for _, _, c in good])
+        encs = encoder.encode_batch([g[2] for g in good])
     except FormatError:
         raise
     except LvtError:
@@ -263,7 +291,7 @@ def _encode_rows(
         good = kept
     ids = [e.ids.astype("int32", copy=False) for e in encs]
     mask = [e.mask.astype("uint8", copy=False) for e in encs]
-    return pa.table(
+    table = pa.table(
         {
             "id": pa.array([g[1] for g in good], pa.string()),
             "line": pa.array([-1 if g[0] is None else g[0] for g in good], pa.int64()),
@@ -276,6 +304,10 @@ def _encode_rows(
         },
         schema=schema(pa),
     )
+    take = pa.array([g[3] for g in good], pa.int64())
+    for name in cols.keep:
+        table = table.append_column(batch.schema.field(name), batch.column(name).take(take))
+    return table
 
 
 class _MapFn:
@@ -285,8 +317,8 @@ class _MapFn:
         self.recipe, self.cols, self.agp, self.skip_bad = recipe, cols, agp, skip_bad
 
     def __call__(self, batch: Any, indices: list[int]) -> Any:
-        return _encode_rows(self.recipe.get(), batch.to_pylist(), indices, self.cols, self.agp,
-                           self.skip_bad)
+        return _encode_rows(self.recipe.get(), batch, indices, self.cols, self.agp,
+                            self.skip_bad)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -378,6 +410,7 @@ def encode(
     tools_column: str = "tools",
     id_column: str = "id",
     generation_prompt_column: str = "add_generation_prompt",
+    keep_columns: Sequence[str] | None = None,
     tokenizer_label: str = "",
     load_from_cache_file: bool | None = None,
 ) -> Any:
@@ -392,6 +425,9 @@ def encode(
         add_generation_prompt: render every row with the generation prompt.
         skip_bad: leave out rows that cannot be encoded (``line`` says which rows remain)
             instead of raising.
+        keep_columns: input columns carried to each output row, with their type (``None``:
+            every column the record does not read, e.g. ``answer`` or reward metadata;
+            ``[]``: none).
         tokenizer_label: recorded in the metadata.
         load_from_cache_file: as ``Dataset.map`` (the cache key is the input's fingerprint,
             the encoder's fingerprint and the options, so a cached result is the same).
@@ -423,10 +459,11 @@ def encode(
         raise DatasetError(f"num_proc must be at least 1, got {num_proc}")
     cols = _Columns(ds.column_names, messages_column, tools_column, id_column,
                     generation_prompt_column)
+    cols.keep_others(ds.column_names, keep_columns)
     fn = _MapFn(_Recipe(encoder), cols, add_generation_prompt, skip_bad)
     source = str(getattr(ds, "_fingerprint", "") or "")
     opts = json.dumps([add_generation_prompt, skip_bad, cols.messages, cols.tools, cols.id,
-                       cols.generation_prompt])
+                       cols.generation_prompt, cols.keep])
     fp = encoder.fingerprint()
     registered = fp not in _ENCODERS
     if registered:
@@ -439,7 +476,8 @@ def encode(
             with_indices=True,
             num_proc=num_proc if num_proc and num_proc > 1 else None,
             remove_columns=ds.column_names,
-            features=datasets.Features.from_arrow_schema(schema(pa)),
+            features=datasets.Features({**datasets.Features.from_arrow_schema(schema(pa)),
+                                        **{k: ds.features[k] for k in cols.keep}}),
             new_fingerprint=_fingerprint(source, fp, opts),
             load_from_cache_file=load_from_cache_file,
             desc="lvt encode",
@@ -474,16 +512,9 @@ class _RayEncode:
         self.cols, self.agp, self.skip_bad, self.meta = cols, agp, skip_bad, meta
 
     def __call__(self, batch: Any) -> Any:
-        rows = batch.to_pylist()
-        table = _encode_rows(self.encoder, rows, [None] * len(rows), self.cols, self.agp,
-                            self.skip_bad)
+        table = _encode_rows(self.encoder, batch, [None] * batch.num_rows, self.cols,
+                             self.agp, self.skip_bad)
         return _with_meta(table, self.meta)
-
-
-def _build(tokenizer: Any, fmt: str, options: dict[str, Any]) -> Any:
-    from lvt.encoder import ChatEncoder
-
-    return ChatEncoder.from_tokenizer(tokenizer, fmt, **options)
 
 
 def encode_ray(
@@ -501,11 +532,13 @@ def encode_ray(
     tools_column: str = "tools",
     id_column: str = "id",
     generation_prompt_column: str = "add_generation_prompt",
+    keep_columns: Sequence[str] | None = None,
     num_cpus: float = 1,
 ) -> Any:
     """Encode a Ray Data dataset of conversations (lazily, as Ray does).
 
-    Give either ``tokenizer`` and ``format`` (and template ``options``), or an
+    Give either ``tokenizer`` (an object, a ``tokenizer.json`` path or a zoo name, as the
+    CLI takes) and ``format`` (implied by a zoo name) and template ``options``, or an
     ``encoder_factory`` (a picklable zero-argument callable returning a
     :class:`lvt.ChatEncoder`). Each of the ``concurrency`` workers builds one encoder and
     refuses to run if its fingerprint differs from the one the driver builds. Blocks come
@@ -520,11 +553,17 @@ def encode_ray(
         DatasetRowError: (when the data is computed) a row cannot be encoded.
     """
     if encoder_factory is None:
-        if tokenizer is None or format is None:
-            raise DatasetError("encode_ray needs tokenizer and format, or encoder_factory")
-        from lvt.codec import as_tokenizer
+        from lvt.templates import ZOO_FORMATS
 
-        encoder_factory = _Factory(as_tokenizer(tokenizer), format, dict(options or {}))
+        if tokenizer is None or (format is None and not (isinstance(tokenizer, str)
+                                                         and tokenizer in ZOO_FORMATS)):
+            raise DatasetError("encode_ray needs tokenizer and format (or a zoo name that "
+                               "implies the format, as the CLI), or encoder_factory")
+        from lvt.codec import as_tokenizer
+        from lvt.tokenizer_source import default_format, load_tokenizer
+
+        encoder_factory = _Factory(as_tokenizer(load_tokenizer(tokenizer)),
+                                   default_format(tokenizer, format), dict(options or {}))
     elif tokenizer is not None or format is not None or options:
         raise DatasetError("give either encoder_factory or tokenizer/format/options, not both")
     if concurrency < 1 or batch_size < 1:
@@ -534,6 +573,7 @@ def encode_ray(
     enc = encoder_factory()
     names = ray_ds.schema().names
     cols = _Columns(names, messages_column, tools_column, id_column, generation_prompt_column)
+    cols.keep_others(names, keep_columns)
     meta = metadata(enc, add_generation_prompt=add_generation_prompt, skip_bad=skip_bad)
     return ray_ds.map_batches(
         _RayEncode,
@@ -554,4 +594,6 @@ class _Factory:
         self.tokenizer, self.format, self.options = tokenizer, fmt, options
 
     def __call__(self) -> Any:
-        return _build(self.tokenizer, self.format, self.options)
+        from lvt.encoder import ChatEncoder
+
+        return ChatEncoder.from_tokenizer(self.tokenizer, self.format, **self.options)
