@@ -84,7 +84,7 @@ CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 _STATE = "_lvt_state"
 #: Attributes a wrapper answers itself; every other one is the wrapped tokenizer's.
 _OWN = frozenset({_STATE, "__class__", "__reduce__", "__reduce_ex__", "__repr__",
-                  "apply_chat_template"})
+                  "apply_chat_template", "parse_response", "response_template"})
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
@@ -194,6 +194,11 @@ class LvtTokenizerMixin:
         """The lvt format name."""
         return object.__getattribute__(self, _STATE).format
 
+    @property
+    def lvt_options(self) -> dict[str, Any]:
+        """The default template options given to :func:`wrap`."""
+        return dict(object.__getattribute__(self, _STATE).options)
+
     def lvt_encoder(self, **template_kwargs: Any) -> ChatEncoder:
         """The :class:`~lvt.ChatEncoder` that renders with these template options (one per
         distinct set of options, built on first use).
@@ -202,6 +207,38 @@ class LvtTokenizerMixin:
             ChatTemplateError: a keyword that is not an option of the format.
         """
         return object.__getattribute__(self, _STATE).encoder(template_kwargs)
+
+    @property
+    def response_template(self) -> str:
+        """Not ``None``: :meth:`parse_response` reads completions (TRL and ``transformers``
+        then call it instead of adding a response schema of their own)."""
+        return f"lvt:{object.__getattribute__(self, _STATE).format}"
+
+    def parse_response(self, ids: Any, prefix: Any = None, tools: Any = None,
+                       **template_kwargs: Any) -> dict[str, Any]:
+        """A sampled completion read by lvt (:meth:`lvt.ChatEncoder.read_completion`), as the
+        message ``transformers``' ``parse_response`` returns: ``content``,
+        ``reasoning_content`` when the turn has reasoning, and the calls whose arguments are a
+        JSON object in ``tool_calls`` (arguments as objects). A call whose arguments do not
+        parse is not run: it stays out of ``tool_calls`` and is listed, raw, under
+        ``lvt_unparsed_tool_calls``. ``prefix`` (the prompt) is not needed: lvt's reader
+        knows what the generation prompt opened. Never raises on what a model sampled.
+        """
+        del prefix
+        st: _State = object.__getattribute__(self, _STATE)
+        c = st.encoder(template_kwargs).read_completion(list(ids), _tool_schemas(tools))
+        msg: dict[str, Any] = {"role": "assistant", "content": c.content}
+        if c.reasoning is not None:
+            msg["reasoning_content"] = c.reasoning
+        calls = [k for k in c.tool_calls if k.valid]
+        if calls:
+            msg["tool_calls"] = [{"type": "function", "id": k.id,
+                                  "function": {"name": k.name, "arguments": k.arguments}}
+                                 for k in calls]
+        if len(calls) < len(c.tool_calls):
+            msg["lvt_unparsed_tool_calls"] = [{"name": k.name, "arguments": k.raw}
+                                              for k in c.tool_calls if not k.valid]
+        return msg
 
     def apply_chat_template(
         self,

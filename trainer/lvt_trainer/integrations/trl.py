@@ -112,8 +112,32 @@ class LvtGRPOTrainer(GRPOTrainer):
             )
         self.lvt_config = cfg
         self.lvt_gate = gate
+        exact = kwargs.get("processing_class")
+        loop = _tool_loop_tokenizer(exact, kwargs.get("tools"))
+        if loop is not None:  # TRL would swap its own Jinja template in for a non-prefix one
+            kwargs["processing_class"] = loop
         super().__init__(*args, **kwargs)
+        self._lvt_loop_tokenizer = loop
+        if loop is not None:
+            if self.chat_template is not None:
+                raise TrainerConfigError(f"TRL found format {loop.lvt_format!r} not prefix "
+                                         "preserving; lvt cannot run its tool loop")
+            self.processing_class = self._tokenizer = exact  # prompts: the exact format
         self._check_lvt_options()
+
+    def _get_tool_suffix_ids(self, tool_messages: Any) -> Any:
+        """The ids TRL appends after a tool-calling turn (the tool results and the next
+        generation prompt), taken from the prefix-preserving ``-stable`` render when the exact
+        format is not: after a call, both write the same results and prompt."""
+        loop = getattr(self, "_lvt_loop_tokenizer", None)
+        if loop is None:
+            return super()._get_tool_suffix_ids(tool_messages)
+        exact = self.processing_class
+        self.processing_class = loop
+        try:
+            return super()._get_tool_suffix_ids(tool_messages)
+        finally:
+            self.processing_class = exact
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -282,6 +306,33 @@ _FORWARD_KEYS = (
     "mm_token_type_ids",
     "image_position_ids",
 )
+
+
+def _tool_loop_tokenizer(tok: Any, tools: Any) -> Any | None:
+    """For a tool-calling run on an lvt tokenizer whose format TRL's dummy check finds not
+    prefix preserving (Qwen3 gives the last assistant turn an empty think block), the same
+    tokenizer with the format's ``-stable`` variant, which TRL uses for the tool suffix only;
+    ``None`` when none is needed.
+
+    Raises:
+        TrainerConfigError: the format is not prefix preserving and has no ``-stable`` variant.
+    """
+    from trl.chat_template_utils import is_chat_template_prefix_preserving
+
+    from lvt import formats
+    from lvt.hf import LvtTokenizerMixin, wrap
+
+    if not tools or not isinstance(tok, LvtTokenizerMixin):
+        return None
+    if is_chat_template_prefix_preserving(tok):
+        return None
+    stable = formats.FORMATS.get(tok.lvt_format + "-stable")
+    if stable is None:
+        raise TrainerConfigError(
+            f"format {tok.lvt_format!r} renders a tool-calling turn differently once a tool "
+            "result follows, and has no -stable variant for TRL's tool loop")
+    opts = {k: v for k, v in tok.lvt_options.items() if k in stable.options}
+    return wrap(tok.lvt_wrapped, stable.name, **opts)
 
 
 def _loss_mask(inputs: dict[str, Any]) -> Tensor:
