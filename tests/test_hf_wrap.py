@@ -452,3 +452,20 @@ def test_callable_tools_are_described_as_transformers_does(env: Any) -> None:
         msgs = [{"role": "user", "content": "Weather in Oslo?"}]
         kw = {"tools": [get_weather], "add_generation_prompt": True}
         assert _ids(w, msgs, **kw) == _ids(r.hf, msgs, **kw)
+
+
+def test_parse_response_is_lvts_reading(env: Any) -> None:
+    """TRL and ``transformers`` call ``parse_response`` when ``response_template`` is set: the
+    wrapper's reads with lvt (calls with object arguments; unparsable calls are not run)."""
+    r, w = env("qwen3")
+    assert w.response_template == "lvt:qwen3"
+    text = ('<think>\nr\n</think>\n\nOK.\n<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n'
+            '</tool_call>\n<tool_call>\n{"name": "g", "arguments": {x}}\n</tool_call><|im_end|>')
+    ids = r.hf(text, add_special_tokens=False)["input_ids"]
+    msg = w.parse_response(ids, prefix=[1, 2, 3])
+    assert msg["content"] == "OK." and msg["reasoning_content"] == "r"
+    assert [c["function"] for c in msg["tool_calls"]] == [{"name": "f", "arguments": {"x": 1}}]
+    assert msg["lvt_unparsed_tool_calls"] == [{"name": "", "arguments": '{"name": "g", '
+                                                                       '"arguments": {x}}'}]
+    plain = w.parse_response(r.hf("Hi there<|im_end|>", add_special_tokens=False)["input_ids"])
+    assert plain == {"role": "assistant", "content": "Hi there"}
