@@ -163,3 +163,28 @@ def test_vllm_example_loads_and_its_tool_reads_calls(enc: Any, ids: Any) -> None
         "get_weather", None, "{city", "abcdefghi", 0, 1)
     assert mod.get_weather(good) == {"city": "Oslo", "temp_c": 3}
     assert "error" in mod.get_weather(bad)
+
+
+def test_async_driver_is_the_same_loop(enc: Any, ids: Any) -> None:
+    """``arun_agent`` awaits an async engine and tool, and gives the rollout ``run_agent``
+    gives on the same samples."""
+    import asyncio
+
+    e = enc("qwen3")
+    samples = [ids(e, s) for s in CASES["qwen3"]]
+
+    async def agenerate(prompt_ids: list[int], params: dict[str, Any]) -> list[int]:
+        await asyncio.sleep(0)
+        return samples[0] if "<tool_response>" not in e.tokenizer.decode(
+            prompt_ids, skip_special_tokens=False) else samples[1]
+
+    async def aexecute(c: ReadCall) -> Any:
+        return {"temp_c": 3}
+
+    from lvt.sampling import arun_agent
+
+    r = asyncio.run(arun_agent(e, ASK, agenerate, aexecute, tools=TOOLS))
+    s = run_agent(e, ASK, Engine(samples), _tool([]), tools=TOOLS)
+    assert r.stop == s.stop == "answer" and r.turns[1].tool_results == ()
+    assert r.encoded.ids.tolist() == s.encoded.ids.tolist()
+    assert r.turns[0].tool_results == ({"temp_c": 3},)

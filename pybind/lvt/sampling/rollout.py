@@ -15,8 +15,9 @@ token, instead of training on ids the engine never produced.
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,7 @@ from lvt.families import harmony, mistral
 from lvt.model import Conversation, Message, Role, Sampled
 from lvt.sampling.completion import Completion, ReadCall
 
-__all__ = ["Rollout", "RolloutError", "Turn", "run_agent"]
+__all__ = ["Rollout", "RolloutError", "Turn", "arun_agent", "run_agent"]
 
 Generate = Callable[[list[int], dict[str, Any]], Sequence[int]]
 Execute = Callable[[ReadCall], Any]
@@ -127,23 +128,12 @@ def _assistant(encoder: Any, turn: int, ids: list[int], comp: Completion) -> Mes
     return Message(Role.ASSISTANT, tuple(encoder.parse_completion(ids)))
 
 
-def run_agent(encoder: Any, messages: Sequence[Mapping[str, Any]], generate: Generate,
-              execute: Execute, *, tools: Sequence[Mapping[str, Any]] | None = None,
-              max_turns: int = 8, params: Mapping[str, Any] | None = None) -> Rollout:
-    """Run a multi-turn tool-use loop on an engine.
-
-    ``messages`` (OpenAI style) start the conversation. Each turn renders the history with
-    the generation prompt, hands the ids (a ``list[int]``) and ``params`` plus the stop ids to
-    ``generate``, keeps the sampled ids verbatim as the assistant turn, reads them
-    (:meth:`~lvt.encoder.ChatEncoder.read_completion`) and, when the model called tools, calls
-    ``execute(call)`` for each (a string result is the tool message's content, anything else
-    is JSON-encoded) and goes on. It stops at a turn without calls, a turn cut by length, or
-    after ``max_turns`` engine calls.
-
-    Raises:
-        RolloutError: the render does not extend what the engine saw and sampled.
-        ConversationError: ``messages`` or a tool result does not fit the format.
-    """
+def _agent(encoder: Any, messages: Sequence[Mapping[str, Any]],
+           tools: Sequence[Mapping[str, Any]] | None, max_turns: int,
+           params: Mapping[str, Any] | None) -> Generator[tuple[str, Any], Any, Rollout]:
+    """The loop as a coroutine: it yields ``("generate", (prompt_ids, params))`` and
+    ``("execute", call)`` requests and is sent their answers, so one definition serves the
+    synchronous and the asynchronous drivers."""
     conv = encoder.from_openai(messages, tools)
     history = list(conv.messages)
     sp = {**dict(params or {}), "stop_token_ids": list(encoder.stop_ids)}
@@ -154,14 +144,14 @@ def run_agent(encoder: Any, messages: Sequence[Mapping[str, Any]], generate: Gen
         prompt_ids = [int(x) for x in prompt]
         if seen is not None:
             _check_prefix(t - 1, seen, prompt_ids, encoder.tokenizer)
-        sampled = [int(x) for x in generate(list(prompt_ids), dict(sp))]
+        sampled = [int(x) for x in (yield "generate", (list(prompt_ids), dict(sp)))]
         comp = encoder.read_completion(sampled, tools)
         history.append(_assistant(encoder, t, sampled, comp))
         seen = prompt_ids + sampled
         results: list[Any] = []
         if comp.termination.reason != "length" and comp.tool_calls:
             for c in comp.tool_calls:
-                results.append(execute(c))
+                results.append((yield "execute", c))
             tool_msgs = [{"role": "tool", "tool_call_id": c.id, "name": c.name,
                           "content": _result_text(v)}
                          for c, v in zip(comp.tool_calls, results, strict=True)]
@@ -181,3 +171,49 @@ def run_agent(encoder: Any, messages: Sequence[Mapping[str, Any]], generate: Gen
         _check_prefix(len(out.turns) - 1, seen, [int(x) for x in out.encoded.ids],
                       encoder.tokenizer)
     return out
+
+
+def run_agent(encoder: Any, messages: Sequence[Mapping[str, Any]], generate: Generate,
+              execute: Execute, *, tools: Sequence[Mapping[str, Any]] | None = None,
+              max_turns: int = 8, params: Mapping[str, Any] | None = None) -> Rollout:
+    """Run a multi-turn tool-use loop on an engine.
+
+    ``messages`` (OpenAI style) start the conversation. Each turn renders the history with
+    the generation prompt, hands the ids (a ``list[int]``) and ``params`` plus the stop ids to
+    ``generate``, keeps the sampled ids verbatim as the assistant turn, reads them
+    (:meth:`~lvt.encoder.ChatEncoder.read_completion`) and, when the model called tools, calls
+    ``execute(call)`` for each (a string result is the tool message's content, anything else
+    is JSON-encoded) and goes on. It stops at a turn without calls, a turn cut by length, or
+    after ``max_turns`` engine calls.
+
+    Raises:
+        RolloutError: the render does not extend what the engine saw and sampled.
+        ConversationError: ``messages`` or a tool result does not fit the format.
+    """
+    loop = _agent(encoder, messages, tools, max_turns, params)
+    try:
+        kind, arg = next(loop)
+        while True:
+            kind, arg = loop.send(generate(*arg) if kind == "generate" else execute(arg))
+    except StopIteration as done:
+        return done.value
+
+
+async def arun_agent(encoder: Any, messages: Sequence[Mapping[str, Any]],
+                     generate: Callable[..., Any], execute: Callable[..., Any], *,
+                     tools: Sequence[Mapping[str, Any]] | None = None, max_turns: int = 8,
+                     params: Mapping[str, Any] | None = None) -> Rollout:
+    """:func:`run_agent` for asynchronous engines (vLLM's ``AsyncLLM``, SGLang's async
+    engine, verl's server manager): ``generate`` and ``execute`` may return awaitables.
+
+    Raises:
+        RolloutError, ConversationError: as :func:`run_agent`.
+    """
+    loop = _agent(encoder, messages, tools, max_turns, params)
+    try:
+        kind, arg = next(loop)
+        while True:
+            got = generate(*arg) if kind == "generate" else execute(arg)
+            kind, arg = loop.send(await got if inspect.isawaitable(got) else got)
+    except StopIteration as done:
+        return done.value
