@@ -85,8 +85,12 @@ def test_sampled_turn_and_its_typed_view(qwen3) -> None:
     assert t.ids.tolist()[len(p):] == [*sampled, im_end, tok.token_to_id("\u010a")]
     assert t.mask.tolist() == [0] * len(p) + [1] * (len(sampled) + 1) + [0]
     assert set(t.owner.tolist()[len(p):]) == {1}
+    # the stop token that ended the sample may come with it (engines return it); a second one
+    # is not an assistant turn
+    assert qwen3.parse_completion([*sampled, im_end]) == blocks
+    assert qwen3.parse_completion([im_end]) == qwen3.parse_completion([]) == []
     with pytest.raises(lvt.ParseError):
-        qwen3.parse_completion([im_end])
+        qwen3.parse_completion([im_end, im_end])
 
 
 def test_enable_thinking_false_prompt_is_not_learned() -> None:
