@@ -54,12 +54,21 @@ def test_from_hf_finds_the_entry_whose_template_it_is(fmt: str, zoo_name: str) -
     assert enc.encode_openai(msgs, tools, gen).ids.tolist() == list(want)
 
 
+def test_qwen2_template_is_the_qwen25_vl_entry() -> None:
+    """Qwen2's template (default system prompt 'You are a helpful assistant.', no tool
+    syntax) is not Qwen2.5-VL's text but renders the same: detected as ``qwen2.5-vl`` by
+    rendering, the tool probes refused by the entry and so not compared."""
+    d = detect(hf_tokenizer("qwen2.5", "Qwen-Qwen2-1.5B-Instruct"))
+    assert d.format == "qwen2.5-vl" and not d.by_hash and d.compared == 3
+    assert sum("refuses it" in s for s in d.skipped) == 3
+
+
 def test_a_template_no_entry_reproduces_names_the_closest() -> None:
-    """Qwen2's template (default system prompt 'You are a helpful assistant.', no tools) on
-    Qwen2.5's vocabulary: no entry renders it; the error names qwen2.5 and the first tokens
-    where the two differ."""
-    hf = hf_tokenizer("qwen2.5", "Qwen-Qwen2-1.5B-Instruct")
-    with pytest.raises(lvt.FormatError, match=r"closest: 'qwen2\.5'.*a helpful assistant") as e:
+    """QwQ-32B's template on Qwen3's vocabulary (its generation prompt opens the think block,
+    it drops every reasoning block of the history): no entry renders it; the error names the
+    closest entry and the first tokens where the two differ."""
+    hf = hf_tokenizer("qwen3", "Qwen-QwQ-32B")
+    with pytest.raises(lvt.FormatError, match=r"closest: 'qwen3-2507-instruct'.*<think>") as e:
         lvt.ChatEncoder.from_hf(hf)
     assert "first difference: probe 0" in str(e.value)
 
@@ -84,7 +93,7 @@ def test_cli_detect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["detect", str(d), "--json"]) == EXIT_OK
     out = json.loads(capsys.readouterr().out)
     assert out["format"] == "qwen2.5-math" and out["by_hash"] and out["probes_equal"] >= 3
-    assert main(["detect", str(d), "--template", "Qwen-Qwen2-1.5B-Instruct"]) == EXIT_USAGE
+    assert main(["detect", str(d), "--template", "Qwen-Qwen2-0.5B"]) == EXIT_USAGE
     assert "no lvt format reproduces this chat template" in capsys.readouterr().err
     # a zoo tokenizer whose package ships the template, BOS given as an AddedToken record
     assert main(["detect", "deepseek-r1"]) == EXIT_OK

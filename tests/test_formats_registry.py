@@ -49,10 +49,10 @@ def test_which_formats_have_their_extension_property_proven() -> None:
     """The formats whose registry names a Lean theorem for their extension property (the
     others say "tested"): a claim that appears or disappears must be made on purpose."""
     proven = {n for n in lvt.format_names() if lvt.FORMATS[n].proven}
-    assert proven == {"qwen2.5", "qwen2.5-math", "qwen3", "qwen3-stable", "qwen3-2507-instruct",
-                      "qwen3-2507-thinking", "llama3.1", "llama3.2", "gemma3", "gpt-oss",
-                      "gpt-oss-stable", "mistral", "mistral-stable", "deepseek-r1",
-                      "deepseek-r1-stable"}
+    assert proven == {"qwen2.5", "qwen2.5-math", "qwen2.5-vl", "qwen3", "qwen3-stable",
+                      "qwen3-2507-instruct", "qwen3-2507-thinking", "llama3.1", "llama3.2",
+                      "gemma3", "gpt-oss", "gpt-oss-stable", "mistral", "mistral-stable",
+                      "deepseek-r1", "deepseek-r1-stable"}
     for n in set(lvt.format_names()) - proven:  # an unproven property says it is tested
         assert "tested" in lvt.FORMATS[n].extension, n
 
@@ -89,9 +89,36 @@ def test_recorded_parity_figure_is_the_measured_one(fmt: str, figures: Any) -> N
     recorded = spec.parity.split(NOTE, 1)[0]
     assert recorded == fig.summary(), f"update formats.PARITY[{fmt!r}] to {fig.summary()!r}"
     assert fig.benign_total >= 60 and fig.adversarial_total >= 15
-    assert fig.adversarial_not_allowed == [] or spec.family == "mistral"
+    no_tools = not spec.params.get("tools", True)
+    assert fig.adversarial_not_allowed == [] or spec.family == "mistral" or no_tools
     if spec.family == "mistral":
         _check_mistral_note(fmt, fig)
+    if no_tools:
+        _check_no_tools_note(fmt, fig)
+
+
+def _check_no_tools_note(fmt: str, fig: Any) -> None:
+    """A model without tool syntax (Qwen2.5-VL): every conversation outside the allowed
+    differences has tools and is refused by lvt with the typed error that says so."""
+    from lvt import parity
+    from lvt.check import make_checker
+
+    d = parity.find_corpus(ROOT / "tests")
+    benign, adv = parity.load_corpus(fig.family, d)
+    checker = make_checker(None, fmt).checker
+    counts = [0, 0]
+    for k, (convs, bad) in enumerate(((benign, fig.benign_not_allowed),
+                                      (adv, fig.adversarial_not_allowed))):
+        for c in convs:
+            if c.id in bad:
+                r = checker.check(c)
+                assert r.status == "lvt_error" and "no tool syntax" in (r.error or ""), c.id
+                assert c.tools or any(m.get("role") == "tool" or m.get("tool_calls")
+                                      for m in c.messages), c.id
+                counts[k] += 1
+    spec = lvt.FORMATS[fmt]
+    assert spec.parity is not None
+    assert f"the {counts[0]} benign and {counts[1]} adversarial conversations" in spec.parity
 
 
 def _check_mistral_note(fmt: str, fig: Any) -> None:

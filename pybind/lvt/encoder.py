@@ -297,6 +297,9 @@ class ChatEncoder:
         if not isinstance(conv, Conversation):
             raise ConversationError(None, f"expected a Conversation, got {type(conv).__name__}")
         norm = self.normalize(conv)
+        check = getattr(self._family, "entry_check", None)
+        if check is not None:  # a model entry narrower than its structure's Lean lowering
+            check(norm)
         try:
             items = self._native.layout(self._family, norm)
         except NativeLibraryError:

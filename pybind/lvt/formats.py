@@ -54,7 +54,7 @@ from typing import Any
 
 from lvt.errors import FormatError
 from lvt.families.llama import DEFAULT_DATE
-from lvt.families.qwen_data import DEFAULT_SYSTEM, MATH_SYSTEM
+from lvt.families.qwen_data import DEFAULT_SYSTEM, HELPFUL_SYSTEM, MATH_SYSTEM
 from lvt.structures import STRUCTURES
 
 __all__ = ["FORMATS", "FormatSpec", "format_names", "get_spec", "load_format"]
@@ -200,6 +200,12 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
     "qwen2.5": _QWEN25_PARITY,
     "qwen3": _QWEN3_PARITY,
     "qwen2.5-math": _QWEN25_PARITY,
+    "qwen2.5-vl": (
+        "benign 91/127 identical, 0 differ only in allowed ways, 36 outside them; adversarial "
+        "19/25 within the allowed differences; causes: control_token_text 15; note: the 36 "
+        "benign and 6 adversarial conversations outside are those with tools, which lvt "
+        "refuses with a typed error: the template has no tool syntax (it drops tool "
+        "definitions and calls and writes a result as a 'tool' turn)"),
     "qwen3-2507-instruct": _QWEN25_PARITY,
     "qwen3-2507-thinking": _QWEN3_PARITY,
     "llama3.2": _LLAMA_PARITY,
@@ -274,6 +280,12 @@ _register(FormatSpec(
     "prompt)", "Qwen-Qwen2.5-Math-1.5B-Instruct", _QWEN25_EXT, {},
     {"mode": "v25", "default_system": MATH_SYSTEM, "v3": False},
     proven=_QWEN_PREFIX, tokenizer="qwen2.5", corpus="qwen2.5"))
+_register(FormatSpec(
+    "qwen2.5-vl", "qwen", "Qwen2.5-VL, Qwen2-VL and Qwen2 text chat (default system prompt 'You "
+    "are a helpful assistant.'; the template has no tool syntax: tools refused)",
+    "Qwen-Qwen2.5-VL-7B-Instruct", "prefix", {},
+    {"mode": "v25", "default_system": HELPFUL_SYSTEM, "v3": False, "tools": False},
+    aliases=("qwen2", "qwen2-vl"), proven=_QWEN_PREFIX, tokenizer="qwen2.5", corpus="qwen2.5"))
 _register(FormatSpec(
     "qwen3", "qwen", "Qwen3, exactly the template (history reasoning dropped)",
     "Qwen-Qwen3-0.6B@a55ee1", _QWEN_EXACT_EXT, {"enable_thinking": True},

@@ -148,9 +148,10 @@ def llama_today() -> str:
 
 
 def _qwen(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Qwen:
-    """Params: ``mode``, ``default_system``, ``prompt_think``, ``v3`` (needs the Qwen3 ids)."""
+    """Params: ``mode``, ``default_system``, ``prompt_think``, ``v3`` (needs the Qwen3 ids),
+    ``tools`` (``False``: the template has no tool syntax)."""
     return Qwen(_qwen_ids(tok, fmt, p["v3"]), p["mode"], o.get("enable_thinking", True),
-                p.get("default_system"), p.get("prompt_think", False))
+                p.get("default_system"), p.get("prompt_think", False), p.get("tools", True))
 
 
 def _llama(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Llama:

@@ -4,7 +4,8 @@ scenario kind (the whole corpus of every format is measured by
 ``tests/test_formats_registry.py``; ``test_cli_corpus.py`` runs the whole corpus through the
 CLI for the part-1 formats).
 
-Exact formats are identical on every benign conversation; stable formats differ only by
+Exact formats are identical on every benign conversation (a model entry without tool syntax,
+Qwen2.5-VL, on those without tools, which it refuses); stable formats differ only by
 ``history_rewrite`` (FORMATS.md, allowed difference 2); adversarial conversations are identical
 or differ only by ``control_token_text``. Mistral's official template (Small 3.1) agrees with
 mistral-common, the format's reference, on system-first conversations; without a system
@@ -32,12 +33,20 @@ def _record(c: Any) -> dict[str, Any]:
             "add_generation_prompt": c.add_generation_prompt, "options": c.options}
 
 
+def _uses_tools(c: Any) -> bool:
+    return bool(c.tools) or any(m.get("role") == "tool" or m.get("tool_calls")
+                                for m in c.messages)
+
+
 def _subset(fmt: str, benign: list[Any], adv: list[Any]) -> tuple[list[Any], list[Any]]:
     """A few benign conversations per kind (every reasoning/agent one for stable formats,
     where history is rewritten) and a few adversarial ones."""
     if lvt.FORMATS[fmt].family == "mistral":  # where the template agrees with mistral-common
         benign = [c for c in benign if c.messages[0]["role"] == "system"]
         adv = [c for c in adv if c.messages[0]["role"] == "system"]
+    if not lvt.FORMATS[fmt].params.get("tools", True):  # a model without tool syntax
+        benign = [c for c in benign if not _uses_tools(c)]
+        adv = [c for c in adv if not _uses_tools(c)]
     seen: dict[str, int] = {}
     out = []
     for c in benign:

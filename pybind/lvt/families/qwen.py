@@ -71,10 +71,13 @@ __all__ = [
 class Qwen:
     """A Qwen format instance (``QwenFmt``): ids, history mode (``"v25"``: no reasoning,
     ``"exact"``, ``"stable"``), ``enable_thinking``, the default system text (``None``: none)
-    and whether the generation prompt opens the think block (``prompt_think``)."""
+    and whether the generation prompt opens the think block (``prompt_think``). A model
+    whose template has no tool syntax (``tools=False``: Qwen2, Qwen2.5-VL) narrows the
+    structure's domain: :meth:`entry_check` refuses tools, calls and results."""
 
     def __init__(self, ids: QwenIds, mode: str, enable_thinking: bool = True,
-                 default_system: str | None = None, prompt_think: bool = False) -> None:
+                 default_system: str | None = None, prompt_think: bool = False,
+                 tools: bool = True) -> None:
         if mode not in ("v25", "exact", "stable"):
             raise ValueError(f"unknown Qwen mode {mode!r}")
         self.ids = ids
@@ -82,6 +85,7 @@ class Qwen:
         self.enable_thinking = bool(enable_thinking)
         self.default_system = default_system
         self.prompt_think = bool(prompt_think)
+        self.tools = bool(tools)
         self.reserved = ids.reserved
         self._reserved_set = frozenset(self.reserved)
         self._prompt_syms = core.syms(self.prompt_items(0))
@@ -351,6 +355,7 @@ class Qwen:
         Raises:
             ConversationError: the conversation cannot be expressed in this format.
         """
+        self.entry_check(c)
         ms = c.messages
         st = self.system_turn(ms, c.tools)
         n = len(ms)
@@ -364,6 +369,24 @@ class Qwen:
             if why is not None:
                 raise ConversationError(_owner_of(t), why)
         return QConv(tuple(turns), n if c.add_generation_prompt else None)
+
+    def entry_check(self, c: Conversation) -> None:
+        """A template without tool syntax writes a tool message as a ``tool`` turn and drops
+        tool definitions and calls (``'<|im_start|>' + message['role']``, content only): lvt
+        refuses them rather than render what the model never saw.
+
+        Raises:
+            ConversationError: tools, a tool call or a tool result for such a model.
+        """
+        if self.tools:
+            return
+        why = ("this Qwen model's template has no tool syntax (it drops tool definitions and "
+               "calls, and writes a tool result as a 'tool' turn)")
+        if c.tools:
+            raise ConversationError(None, why)
+        for i, m in enumerate(c.messages):
+            if m.role == Role.TOOL or any(isinstance(b, ToolCall) for b in m.blocks):
+                raise ConversationError(i, why)
 
     # -- reading back --------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ __all__ = [
     "CALL_PRE",
     "CALL_SEP",
     "DEFAULT_SYSTEM",
+    "HELPFUL_SYSTEM",
     "MATH_SYSTEM",
     "RESP_CLOSE_TEXT",
     "RESP_OPEN_TEXT",
@@ -39,6 +40,9 @@ LPay: TypeAlias = "str | tuple[int, ...]"
 DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 #: ``mathSystem`` (Qwen2.5-Math).
 MATH_SYSTEM = "Please reason step by step, and put your final answer within \\boxed{}."
+#: Qwen2 / Qwen2-VL / Qwen2.5-VL: ``{% if loop.first and message['role'] != 'system' %}
+#: <|im_start|>system\nYou are a helpful assistant.<|im_end|>``.
+HELPFUL_SYSTEM = "You are a helpful assistant."
 TOOLS_INTRO = (
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
     "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
