@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import threading
 import unicodedata
+from typing import Any
 
 import numpy as np
 import pytest
@@ -223,3 +224,34 @@ def test_arrays(llama) -> None:
     out = llama.encode(Conversation([_user("hi")], True))
     assert out.ids.dtype == np.int32 and out.mask.dtype == np.uint8
     assert out.owner.dtype == np.int32 and len(out) == len(out.ids)
+
+
+def test_entry_without_tool_syntax_refuses_before_either_backend() -> None:
+    """``qwen2.5-vl`` narrows the Qwen structure (whose Lean lowering renders tools): tools,
+    calls and results are refused with the typed error on the reference path and before a
+    native library would be called; other conversations get its default system prompt."""
+    from lvt import zoo
+
+    enc = lvt.ChatEncoder.from_tokenizer(zoo.load_tokenizer("qwen2.5"), "qwen2.5-vl")
+    text = enc.tokenizer.decode(enc.encode_openai([{"role": "user", "content": "Hi"}]).ids
+                                .tolist(), skip_special_tokens=False)
+    assert text == ("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+                    "<|im_start|>user\nHi<|im_end|>\n")
+    call = {"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {}}}]}
+    cases = [([{"role": "user", "content": "Hi"}], TOOLS, None),
+             ([{"role": "user", "content": "Hi"}, call], None, 1),
+             ([{"role": "user", "content": "Hi"}, {"role": "tool", "content": "3"}], None, 1)]
+
+    class Unreachable:
+        def layout(self, *a: Any) -> Any:
+            raise AssertionError("the native library was called")
+
+    for msgs, tools, at in cases:
+        conv = lvt.from_openai(msgs, tools)
+        for native in (None, Unreachable()):
+            enc._native = native
+            with pytest.raises(lvt.ConversationError, match="no tool syntax") as e:
+                enc.layout(conv)
+            assert e.value.message_index == at
+    enc._native = None
