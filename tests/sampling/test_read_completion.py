@@ -323,3 +323,14 @@ def test_parse_completion_accepts_the_stop_token(enc: Any, ids: Any) -> None:
         e = enc(fmt)
         with_stop = e.parse_completion(ids(e, "Hello.", tail))
         assert with_stop == e.parse_completion(ids(e, "Hello.")), fmt
+
+
+def test_prompt_ids_are_python_ints_of_the_generation_prompt(enc: Any) -> None:
+    from lvt.sampling import prompt_ids
+
+    e = enc("qwen3")
+    msgs = [{"role": "user", "content": "Hi"}]
+    got = prompt_ids(e, msgs)
+    assert type(got) is list and all(type(t) is int for t in got)
+    assert e.tokenizer.decode(got, skip_special_tokens=False) == (
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")

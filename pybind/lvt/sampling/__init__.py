@@ -8,8 +8,8 @@ loop on any engine.
 """
 
 from lvt.sampling.completion import Completion, Problem, ReadCall, Termination, call_id
-from lvt.sampling.read import read_completion, stop_ids
+from lvt.sampling.read import prompt_ids, read_completion, stop_ids
 from lvt.sampling.rollout import Rollout, RolloutError, Turn, arun_agent, run_agent
 
 __all__ = ["Completion", "Problem", "ReadCall", "Rollout", "RolloutError", "Termination", "Turn",
-           "arun_agent", "call_id", "read_completion", "run_agent", "stop_ids"]
+           "arun_agent", "call_id", "prompt_ids", "read_completion", "run_agent", "stop_ids"]

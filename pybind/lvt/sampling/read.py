@@ -21,7 +21,7 @@ from lvt.sampling.completion import Completion, Problem, ReadCall, Termination, 
 from lvt.sampling.readers import reader_for
 from lvt.sampling.segments import segments
 
-__all__ = ["read_completion", "stop_ids"]
+__all__ = ["prompt_ids", "read_completion", "stop_ids"]
 
 #: Per tokenizer object (kept alive with its entry): added-token content -> id.
 _NAMES: dict[int, tuple[Any, dict[str, int]]] = {}
@@ -69,6 +69,18 @@ def stop_ids(encoder: Any) -> tuple[int, ...]:
     """The ids that end a sampled assistant turn of the encoder's format (hand them to the
     engine as ``stop_token_ids``): the one the render writes first."""
     return _stops(encoder.family, token_names(encoder.tokenizer))[0]
+
+
+def prompt_ids(encoder: Any, messages: Sequence[Mapping[str, Any]],
+               tools: Sequence[Mapping[str, Any]] | None = None) -> list[int]:
+    """The render of OpenAI-style ``messages`` with the generation prompt, as the ``list`` of
+    Python ints engines take (vLLM's ``prompt_token_ids``, SGLang's ``input_ids``).
+
+    Raises:
+        ConversationError: the format cannot express the conversation.
+    """
+    conv = encoder.from_openai(messages, tools, True)
+    return [int(t) for t in encoder.encode(conv).ids]
 
 
 def _canonical(encoder: Any, ts: tuple[int, ...], k: int, stop: int | None,
