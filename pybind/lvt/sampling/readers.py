@@ -72,9 +72,11 @@ _XML_PARAM = re.compile(r"<parameter=([^>\n]*)>\n?(.*?)\n?(?:</parameter>|(?=<pa
 
 
 def _param_value(v: str, schema: Mapping[str, Any] | None) -> Any:
-    """A Qwen3-Coder parameter value: text for a string parameter, else its JSON reading when
-    it has one (``{{ value | tojson if value is mapping … else value | string }}``)."""
-    if schema is not None and schema.get("type") == "string":
+    """A Qwen3-Coder parameter value as its tool schema types it (the template writes
+    ``value | tojson`` for mappings and sequences, ``value | string`` otherwise): text for a
+    string parameter or one the schema does not name (as vLLM's and ``transformers``'
+    parsers keep it), else its JSON reading when it has one."""
+    if schema is None or schema.get("type") in ("string", None):
         return v
     try:
         return json.loads(v)
