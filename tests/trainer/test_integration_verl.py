@@ -83,6 +83,31 @@ def test_registered_by_import_verl_alone():
     assert out.stdout.split() == ["lvt_trainer.integrations.verl"] * 2
 
 
+def test_a_plugin_that_fails_to_load_says_why():
+    """When the integration cannot be imported, ``import verl`` warns with the cause and the
+    lvt loss modes raise it when chosen (verl alone logs it at debug level and later says
+    'Unsupported loss mode')."""
+    from lvt_trainer.integrations import verl_plugin
+
+    assert verl_plugin.LOAD_ERROR is None
+    assert verl_plugin.LOSS_NAMES == (lvt_verl.DEFAULT_NAME, lvt_verl.PPO_NAME)
+    code = (
+        "import sys, warnings\n"
+        "warnings.simplefilter('always')\n"
+        "sys.modules['lvt_trainer.integrations.verl'] = None  # the integration breaks\n"
+        "import verl\n"
+        "from verl.trainer.ppo.core_algos import get_policy_loss_fn\n"
+        "try:\n"
+        "    get_policy_loss_fn('lvt_token_rlvr_ppo')()\n"
+        "except Exception as e:\n"
+        "    print(type(e).__name__, e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "RuntimeWarning: lvt's verl plugin failed to load (ModuleNotFoundError" in out.stderr
+    assert out.stdout.startswith("LvtPluginError lvt's verl plugin failed to load (ModuleNotFound")
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("distributed", [False, True])
 def test_proximal_equals_rlvr_loss(mode: str, distributed: bool):

@@ -8,10 +8,11 @@ Importing this module registers, through verl's own ``register_policy_loss``:
 * ``"lvt_token_rlvr_ppo"``: lvt's PPO clipping, with the clip range read from verl's
   ``actor.clip_ratio_low`` / ``clip_ratio_high`` (``clip_ratio`` when unset).
 
-``import verl`` loads this module itself (the ``verl.plugins`` entry point of the ``lvt``
-distribution), so every verl worker has the names; select one with
-``actor_rollout_ref.actor.policy_loss.loss_mode=lvt_token_rlvr``. For other settings call
-:func:`register` (e.g. from a module named in ``VERL_USE_EXTERNAL_MODULES``).
+``import verl`` loads this module itself (through :mod:`lvt_trainer.integrations.verl_plugin`,
+the ``verl.plugins`` entry point of the ``lvt`` distribution, which reports a failure to load
+instead of leaving verl's "Unsupported loss mode"), so every verl worker has the names;
+select one with ``actor_rollout_ref.actor.policy_loss.loss_mode=lvt_token_rlvr``. For other
+settings call :func:`register` (e.g. from a module named in ``VERL_USE_EXTERNAL_MODULES``).
 
 verl calls ``fn(old_log_prob, log_prob, advantages, response_mask, loss_agg_mode, config,
 rollout_is_weights)`` with ``(B, T)`` tensors in the response layout and reads
