@@ -126,11 +126,12 @@ def read_completion(encoder: Any, ids: Sequence[int] | np.ndarray, tools: Any = 
         raise ArgumentError("ids", f"token id {ts[bad]} is not in the vocabulary",
                             position=bad)
     fam = encoder.family
-    every, own = _stops(fam, token_names(encoder.tokenizer))
+    names = token_names(encoder.tokenizer)
+    every, own = _stops(fam, names)
     k = next((j for j, t in enumerate(ts) if t in every), None)
     stop = ts[k] if k is not None else None
     segs, problems = segments(encoder.codec, encoder.reserved, ts if k is None else ts[:k])
-    r = reader_for(fam)(fam, token_names(encoder.tokenizer), segs, tools)
+    r = reader_for(fam)(fam, names, segs, tools)
     problems = sorted([*problems, *r.problems], key=lambda p: p.where)
     if k is not None and k < len(ts) - 1:
         problems.append(Problem(k + 1, f"{len(ts) - k - 1} token(s) after the stop token "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lvt.sampling.completion import Problem
@@ -38,12 +38,8 @@ class Reading:
 
     content: str = ""
     reasoning: str | None = None
-    calls: list[Any] | None = None
-    problems: list[Problem] | None = None
-
-    def __post_init__(self) -> None:
-        self.calls = [] if self.calls is None else self.calls
-        self.problems = [] if self.problems is None else self.problems
+    calls: list[Any] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 def segments(codec: Any, reserved: frozenset[int], ids: Sequence[int]
