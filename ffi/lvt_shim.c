@@ -2,7 +2,7 @@
  * lvt_shim.c — the plain C face of the Lean exports of Verified/Ffi.lean.
  *
  * Linked into the shared library of the `Verified` Lean library by lakefile.lean
- * (`moreLinkObjs`). Python (pybind/lvt/_native.py, cffi ABI mode) calls only the functions of
+ * (`moreLinkObjs`). Python (pybind/lvt/runtime/native.py, cffi ABI mode) calls only the functions of
  * lvt.h: bytes in, bytes out, plain C types.
  *
  * Conventions of the pinned release (leanprover/lean4 v4.28.0), which this file follows:

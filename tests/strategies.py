@@ -167,7 +167,7 @@ def toy_tokenizer() -> Any:
     non-control added token ``<table>`` that stays part of text encoding."""
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
-    from lvt.codec import bytes_to_unicode
+    from lvt.runtime.codec import bytes_to_unicode
 
     b2u = bytes_to_unicode()
     vocab = {b2u[b]: b for b in range(256)}

@@ -486,7 +486,7 @@ def test_parse_refuses_a_layout_no_conversation_renders_to(
 
 
 def core_encode(enc: lvt.ChatEncoder, q: Any) -> list[int]:
-    from lvt import core
+    from lvt.runtime import core
 
     return core.encode_items(enc.codec, enc.family.layout(q))[0]
 

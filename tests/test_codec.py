@@ -1,12 +1,12 @@
-"""The tokenizer codec (lvt.codec): special tokens off, laws enforced, cache."""
+"""The tokenizer codec (lvt.runtime.codec): special tokens off, laws enforced, cache."""
 
 from __future__ import annotations
 
 import pytest
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
 
-from lvt.codec import TokenizerCodec, bytes_to_unicode, text_only_tokenizer
 from lvt.errors import CodecLawError, ConversationError, LvtError
+from lvt.runtime.codec import TokenizerCodec, bytes_to_unicode, text_only_tokenizer
 
 
 def test_reserved_and_special_tokens_are_not_parsed(toy_tok) -> None:

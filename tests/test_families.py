@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import lvt
-from lvt import core
 from lvt.families import erase
 from lvt.model import Conversation, Message, Role, Sampled
+from lvt.runtime import core
 from strategies import conversations, example_count, token_streams
 
 FORMATS = {"qwen2.5": "qwen2.5", "qwen3": "qwen3", "qwen3-stable": "qwen3",

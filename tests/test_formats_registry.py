@@ -66,9 +66,9 @@ NOTE = "; note: "
 
 @pytest.fixture(scope="module")
 def figures() -> dict[str, Any]:
-    """``figure(fmt)``: lvt.parity.measure on the parity corpus with the format's real zoo
+    """``figure(fmt)``: lvt.compare.parity.measure on the parity corpus with the format's real zoo
     tokenizer and official template (a missing tokenizer fails, it does not skip)."""
-    from lvt import parity
+    from lvt.compare import parity
 
     d = parity.find_corpus(ROOT / "tests")
     cache: dict[str, Any] = {}
@@ -100,8 +100,8 @@ def test_recorded_parity_figure_is_the_measured_one(fmt: str, figures: Any) -> N
 def _check_no_tools_note(fmt: str, fig: Any) -> None:
     """A model without tool syntax (Qwen2.5-VL): every conversation outside the allowed
     differences has tools and is refused by lvt with the typed error that says so."""
-    from lvt import parity
-    from lvt.check import make_checker
+    from lvt.compare import parity
+    from lvt.compare.check import make_checker
 
     d = parity.find_corpus(ROOT / "tests")
     benign, adv = parity.load_corpus(fig.family, d)
@@ -125,8 +125,8 @@ def _check_mistral_note(fmt: str, fig: Any) -> None:
     """What the note says of Mistral's conversations outside the allowed differences: the
     Small 3.1 template's default [SYSTEM_PROMPT] (no system message), or a role sequence
     mistral-common merges or rejects, which lvt refuses with a typed error."""
-    from lvt import parity
-    from lvt.check import make_checker
+    from lvt.compare import parity
+    from lvt.compare.check import make_checker
 
     d = parity.find_corpus(ROOT / "tests")
     benign, adv = parity.load_corpus(fig.family, d)
@@ -164,7 +164,7 @@ def test_lvt_formats_prints_the_recorded_figure(capsys: pytest.CaptureFixture[st
         assert f"  parity     {lvt.FORMATS[fmt].parity} (tests/parity corpus" in out, fmt
         assert f"  round trip {lvt.FORMATS[fmt].lawful} (parse_render" in out, fmt
     # every format has its real tokenizer in the zoo (lvt check's default)
-    from lvt.templates import DEFAULT_TOKENIZERS
+    from lvt.compare.templates import DEFAULT_TOKENIZERS
 
     assert set(DEFAULT_TOKENIZERS) == set(lvt.format_names())
     assert "none in the zoo" not in out

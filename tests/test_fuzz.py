@@ -33,10 +33,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 import lvt
-from lvt import core, zoo
+from lvt import zoo
+from lvt.compare.templates import DEFAULT_TOKENIZERS
 from lvt.errors import ConversationError, LvtError, ParseError
 from lvt.inputs import read_conversations
-from lvt.templates import DEFAULT_TOKENIZERS
+from lvt.runtime import core
 from strategies import conversations
 
 SCALE = max(1, int(os.environ.get("LVT_FUZZ_N", "1")))

@@ -15,10 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lvt
-from lvt import core, zoo, zoo_npm
+from lvt import zoo
 from lvt.errors import CodecLawError, ConversationError, LvtError, NativeLibraryError
 from lvt.families import erase, gemma, parse_completion, unlower
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens
+from lvt.runtime import core
+from lvt.zoo import npm as zoo_npm
 from parity.corpus import Case, conversations
 from strategies import texts
 
@@ -308,7 +310,7 @@ def test_reference_backend_even_when_a_native_one_loads(tok: Any, monkeypatch: p
     """The FFI wire carries Qwen and Llama only: a Gemma encoder runs the reference backend,
     and asking for the native one is a typed error."""
     from lvt import encoder as enc_mod
-    from lvt import wire
+    from lvt.runtime import wire
 
     fam = lvt.formats.load_format("gemma3", tok)
     assert not wire.supports(fam)

@@ -17,12 +17,13 @@ import pytest
 
 import lvt
 import lvt.families
-from lvt import core, zoo
+from lvt import zoo
 from lvt.errors import ConversationError, FormatError
 from lvt.families import harmony
 from lvt.families.harmony import AnalysisTurn
 from lvt.jsonfmt import compact
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens
+from lvt.runtime import core
 from parity.corpus import Case, conversations
 
 DATE = "2026-12-01"

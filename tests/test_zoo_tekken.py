@@ -1,4 +1,4 @@
-"""The zoo's tekken entries (``mistral``, ``mistral-nemo``, built by :mod:`lvt.zoo_tekken`)
+"""The zoo's tekken entries (``mistral``, ``mistral-nemo``, built by :mod:`lvt.zoo.tekken`)
 against independent references: ``mistral-common``'s own tekkenizer (ids of every parity
 corpus text, control tokens at its ids) and ``transformers``' ``convert_tekken_tokenizer`` of
 the same files (the same ``tokenizer.json``). ``mistral-common`` and ``transformers`` are dev
@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from lvt import formats, zoo, zoo_tekken
+from lvt import formats, zoo
+from lvt.zoo import tekken as zoo_tekken
 from parity.corpus import FAMILIES, adversarial, case_strings, conversations
 from parity.templates import _refdata, default_cache_dir
 

@@ -9,14 +9,13 @@ Quick start::
     out.ids, out.mask, out.owner          # aligned NumPy arrays
 
 The encoder runs the Python transliteration of the Lean definitions in ``Verified/Spec``
-(``lvt.core``, ``lvt.families``), differential-tested against the Lean kernel's evaluation.
-Where the Lean-built shared library is found (``lake build``; see :mod:`lvt._native`),
+(``lvt.runtime.core``, ``lvt.families``), differential-tested against the Lean kernel's evaluation.
+Where the Lean-built shared library is found (``lake build``; see :mod:`lvt.runtime.native`),
 lowering, layout and unlayout run natively in Lean instead; :func:`backend` says which.
 """
 
 from __future__ import annotations
 
-from lvt.codec import TokenizerCodec
 from lvt.encoder import ChatEncoder, Encoded
 from lvt.errors import (
     ArgumentError,
@@ -44,6 +43,7 @@ from lvt.model import (
     ToolCall,
 )
 from lvt.openai import from_openai, from_openai_batch
+from lvt.runtime.codec import TokenizerCodec
 
 __all__ = [
     "FORMATS",
@@ -91,12 +91,12 @@ except Exception:  # pragma: no cover
 
 
 def native_backend() -> object | None:
-    """The loaded :class:`lvt._native.NativeBackend`, or ``None`` on the reference backend.
+    """The loaded :class:`lvt.runtime.native.NativeBackend`, or ``None`` on the reference backend.
 
     Raises:
         NativeLibraryError: ``$LVT_NATIVE_LIB`` is set but the library cannot be loaded.
     """
-    from lvt import _native
+    from lvt.runtime import native as _native
 
     return _native.load()
 
@@ -114,6 +114,6 @@ def backend() -> str:
 
 def backend_reason() -> str:
     """Why :func:`backend` chose what it did (the library path, or why none was loaded)."""
-    from lvt import _native
+    from lvt.runtime import native as _native
 
     return _native.reason()

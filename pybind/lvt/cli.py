@@ -123,7 +123,7 @@ def parse_assignments(items: Sequence[str] | None, flag: str) -> dict[str, Any]:
 
 
 def _format(args: argparse.Namespace) -> str:
-    from lvt.templates import format_for
+    from lvt.compare.templates import format_for
 
     if args.format is None and args.tokenizer is None:
         return DEFAULT_FORMAT
@@ -132,7 +132,7 @@ def _format(args: argparse.Namespace) -> str:
 
 def _add_tokenizer_args(p: argparse.ArgumentParser) -> None:
     from lvt import formats
-    from lvt.templates import ZOO_FORMATS
+    from lvt.compare.templates import ZOO_FORMATS
 
     p.add_argument("-t", "--tokenizer", default=None,
                    help=f"zoo name ({', '.join(ZOO_FORMATS)}), a tokenizer.json, or a "
@@ -260,8 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_detect(args: argparse.Namespace) -> int:
     from transformers import PreTrainedTokenizerFast
 
-    from lvt.detect import detect
-    from lvt.templates import load_tokenizer_spec, resolve_template
+    from lvt.compare.templates import load_tokenizer_spec, resolve_template
+    from lvt.formats.detect import detect
 
     tok, cfg, label = load_tokenizer_spec(args.tokenizer)
     src = resolve_template("qwen3", args.template or "tokenizer", cfg)
@@ -286,8 +286,8 @@ def _cmd_detect(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from lvt import check as ck
-    from lvt.jsonl import BadLineError, read_jsonl
+    from lvt.compare import check as ck
+    from lvt.datasets.jsonl import BadLineError, read_jsonl
 
     options = parse_assignments(args.option, "--option")
     template_args = parse_assignments(args.template_arg, "--template-arg")
@@ -314,9 +314,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_encode(args: argparse.Namespace) -> int:
-    from lvt.check import encoder_pool
-    from lvt.dataset import BadLine, check_paths, encode_jsonl
-    from lvt.templates import load_tokenizer_spec, tokenizer_for
+    from lvt.compare.check import encoder_pool
+    from lvt.compare.templates import load_tokenizer_spec, tokenizer_for
+    from lvt.datasets.files import BadLine, check_paths, encode_jsonl
 
     options = parse_assignments(args.option, "--option")
     check_paths(args.input, args.output)  # before the tokenizer is loaded
@@ -346,12 +346,12 @@ def _cmd_encode(args: argparse.Namespace) -> int:
 
 def _cmd_formats(args: argparse.Namespace) -> int:
     from lvt import formats
-    from lvt.templates import DEFAULT_TOKENIZERS, template_provenance
+    from lvt.compare.templates import DEFAULT_TOKENIZERS, template_provenance
 
     names = [formats.get_spec(n).name for n in args.names] or formats.format_names()
     corpus = None
     if args.parity:
-        from lvt.parity import find_corpus
+        from lvt.compare.parity import find_corpus
 
         corpus = find_corpus(args.corpus)
     rows = []
@@ -369,7 +369,7 @@ def _cmd_formats(args: argparse.Namespace) -> int:
         if corpus is not None:
             from dataclasses import asdict
 
-            from lvt.parity import measure
+            from lvt.compare.parity import measure
 
             fig = measure(spec.name, corpus)
             row["parity"] = {**asdict(fig), "line": fig.line()}
@@ -443,9 +443,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _exit_code(e: BaseException, cmd: str) -> int:
     """The documented exit code of a failure, after its one-line message on stderr."""
-    from lvt.dataset import BadLineError, DatasetError, OutputError, OutputIsInputError
+    from lvt.compare.parity import CorpusUnavailable
+    from lvt.datasets.files import BadLineError, DatasetError, OutputError, OutputIsInputError
     from lvt.inputs import InputError
-    from lvt.parity import CorpusUnavailable
 
     if isinstance(e, BadLineError):
         hint = ("nothing written (use --skip-bad to skip bad lines)" if cmd == "encode"

@@ -190,7 +190,7 @@ def run_demo(
     out = out or sys.stdout
     t_all = time.perf_counter()
     import lvt
-    from lvt import check as ck
+    from lvt.compare import check as ck
 
     _say(out, "lvt demo: verified chat rendering -> template parity -> dataset -> check -> RLVR")
     _say(out, f"backend: {lvt.backend()} ({lvt.backend_reason()})")
@@ -231,7 +231,7 @@ def run_demo(
     _say(out, f"      round trip render(parse(ids)) == ids: {again}/{len(encs)}{owners}; "
               f"fingerprint {encoder.fingerprint()[:16]}…")
     try:
-        from lvt.dataset import encode_jsonl, read_dataset_metadata
+        from lvt.datasets.files import encode_jsonl, read_dataset_metadata
 
         with tempfile.TemporaryDirectory() as td:
             pq_path = Path(td) / "samples.parquet"

@@ -3,14 +3,14 @@ token ids back.
 
 ``encode`` lowers a conversation with the format's family (``lower``), lays it out
 (``layout``) and encodes every text span as one string with the law-checked
-:class:`~lvt.codec.TokenizerCodec` (``encodeItems``): the transliterated definitions of
+:class:`~lvt.runtime.codec.TokenizerCodec` (``encodeItems``): the transliterated definitions of
 ``Verified/Spec`` are the production path. ``parse`` runs ``decodeSyms`` then ``unlayout``.
 Spans are cached by text, so the prompt shared by a GRPO group is encoded once.
 
 Backends: where the Lean-built shared library is loaded (:func:`lvt.backend` is
-``"native"``), ``lower`` + ``layout`` and ``unlayout`` run in Lean through :mod:`lvt._native`
-(wire version 2, :mod:`lvt.wire`); span encoding and ``decodeSyms`` stay here, since the Lean
-side has no tokenizer. Otherwise the transliteration runs.
+``"native"``), ``lower`` + ``layout`` and ``unlayout`` run in Lean through
+:mod:`lvt.runtime.native` (wire version 4, :mod:`lvt.runtime.wire`); span encoding and
+``decodeSyms`` stay here, since the Lean side has no tokenizer. Otherwise the transliteration runs.
 
 One ``ChatEncoder`` may be shared by threads: the codec's cache is guarded by a lock and
 everything else is read-only after construction.
@@ -27,9 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from lvt import core
 from lvt import formats as _formats
-from lvt.codec import TokenizerCodec, as_tokenizer
 from lvt.errors import (
     ArgumentError,
     ConversationError,
@@ -50,7 +48,9 @@ from lvt.model import (
     check_token_ids,
 )
 from lvt.openai import from_openai
-from lvt.tokenizer_source import default_format, load_tokenizer, tokenizer_class
+from lvt.runtime import core
+from lvt.runtime.codec import TokenizerCodec, as_tokenizer
+from lvt.zoo.source import default_format, load_tokenizer, tokenizer_class
 
 __all__ = ["ChatEncoder", "Encoded"]
 
@@ -126,7 +126,7 @@ class ChatEncoder:
                                 f"fast tokenizer, got {type(tokenizer).__name__}")
         self._native = _select_native(backend)
         if self._native is not None:
-            from lvt import wire
+            from lvt.runtime import wire
 
             if not wire.supports(family):  # the FFI wire carries the Qwen and Llama families
                 if backend == "native":
@@ -167,7 +167,7 @@ class ChatEncoder:
         ``tok`` is a ``tokenizers.Tokenizer``, a ``transformers`` fast tokenizer, a zoo name
         (:func:`lvt.zoo.available`), a path to a ``tokenizer.json`` or a directory holding one.
         ``format=None`` (the default): the format a zoo name implies
-        (:data:`lvt.templates.ZOO_FORMATS`: ``"llama3.1"`` and ``"llama3"`` give
+        (:data:`lvt.compare.templates.ZOO_FORMATS`: ``"llama3.1"`` and ``"llama3"`` give
         ``"llama3.1"``), else ``"qwen2.5"``.
 
         Raises:
@@ -190,14 +190,14 @@ class ChatEncoder:
     def from_hf(cls, tokenizer: Any, strict: bool = False, cache_size: int = 65536,
                 backend: str | None = None, **options: Any) -> ChatEncoder:
         """An encoder for the model entry that reproduces ``tokenizer``'s own chat template
-        (:func:`lvt.detect.detect`: by the template's hash, confirmed on a probe corpus
+        (:func:`lvt.formats.detect.detect`: by the template's hash, confirmed on a probe corpus
         rendered both ways), with template ``options`` on top of the entry's defaults.
 
         Raises:
             FormatError: the tokenizer has no chat template, or no entry reproduces it (the
                 message names the closest entry and the first differing tokens).
         """
-        from lvt.detect import detect
+        from lvt.formats.detect import detect
 
         d = detect(tokenizer)
         return cls.from_tokenizer(tokenizer, d.format, strict=strict, cache_size=cache_size,
@@ -544,7 +544,7 @@ class ChatEncoder:
 
 def _select_native(backend: str | None) -> Any:
     """The native backend to dispatch to (``None``: the reference transliteration)."""
-    from lvt import _native
+    from lvt.runtime import native as _native
 
     if backend not in (None, "native", "reference"):
         raise ArgumentError("backend", f"unknown backend {backend!r}; expected None, 'native' "

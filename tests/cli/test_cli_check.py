@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from cli_helpers import TOOL_CONV, WEATHER_TOOL, assistant, call, run_json, user, write_jsonl
 
-from lvt import check as ck
 from lvt.cli import EXIT_BAD_LINE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, main
-from lvt.report import CAUSES
+from lvt.compare import check as ck
+from lvt.compare.report import CAUSES
 
 CHAT = {"id": "chat", "messages": [user("Hi there"), assistant("Hello!")]}
 THINK = {"id": "think", "messages": [

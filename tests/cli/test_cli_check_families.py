@@ -11,7 +11,7 @@ import pytest
 from cli_helpers import run_json
 
 from lvt.cli import EXIT_DIVERGED, EXIT_OK
-from lvt.templates import serving_messages
+from lvt.compare.templates import serving_messages
 
 #: format -> (identical at least, the ids lvt alone refuses with the reason it gives)
 EXPECTED: dict[str, tuple[int, dict[str, str]]] = {
@@ -81,7 +81,7 @@ CALL = [{"type": "function", "function": {"name": "f", "arguments": {}}}]
 
 def test_turn_break_rules_of_the_part_two_formats() -> None:
     from lvt import FORMATS
-    from lvt.audit import turn_break_expected
+    from lvt.compare.audit import turn_break_expected
 
     gpt, ds = FORMATS["gpt-oss"].extension, FORMATS["deepseek-r1"].extension
     mis, mis_st = FORMATS["mistral"].extension, FORMATS["mistral-stable"].extension

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from cli_helpers import FORMATS, run_json
 
-from lvt import parity
 from lvt.cli import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, main
-from lvt.report import ALLOWED_CAUSES
+from lvt.compare import parity
+from lvt.compare.report import ALLOWED_CAUSES
 
 #: Exact formats reproduce their template on every benign conversation.
 EXACT = ("qwen2.5", "qwen3", "llama3.1")

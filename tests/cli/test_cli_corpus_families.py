@@ -23,7 +23,7 @@ from cli_helpers import run_json, write_jsonl
 
 import lvt
 from lvt.cli import EXIT_DIVERGED, EXIT_OK
-from lvt.templates import DEFAULT_TOKENIZERS
+from lvt.compare.templates import DEFAULT_TOKENIZERS
 
 #: Per scenario kind (the id up to its first '-'), how many benign conversations are checked.
 PER_KIND = 2

@@ -16,7 +16,7 @@ import pytest
 from cli_helpers import write_jsonl
 
 from lvt.cli import EXIT_BAD_LINE, EXIT_OK, EXIT_USAGE, main
-from lvt.dataset import BadLineError, encode_jsonl, read_dataset_metadata
+from lvt.datasets.files import BadLineError, encode_jsonl, read_dataset_metadata
 
 GOOD = [
     {

@@ -14,7 +14,13 @@ import pytest
 from cli_helpers import TOOL_CONV, assert_clean_failure, run_lvt, write_jsonl
 
 from lvt.cli import EXIT_OK, EXIT_USAGE
-from lvt.dataset import BadLine, BadLineError, DatasetError, encode_jsonl, read_dataset_metadata
+from lvt.datasets.files import (
+    BadLine,
+    BadLineError,
+    DatasetError,
+    encode_jsonl,
+    read_dataset_metadata,
+)
 
 WORDS = ("alpha", "beta", "gamma", "delta", "Oslo", "weather", "42", "é", "日本", "tool")
 

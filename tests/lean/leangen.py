@@ -4,7 +4,7 @@ checker and read its per-module verdicts, and turn Python values into Lean sourc
 
 The second half is the Python → Lean generator of the differential tests: it writes a
 conversation (`Verified.Conversation`, strings and JSON tools), a format instance
-(`Qwen.QwenFmt`, `Llama.LlamaFmt`) and the results the Python transliteration (`lvt.core`,
+(`Qwen.QwenFmt`, `Llama.LlamaFmt`) and the results the Python transliteration (`lvt.runtime.core`,
 `lvt.families`) computes, as `example … := by decide` statements the Lean kernel checks
 against the definitions of `Verified/Spec`.
 """
@@ -357,7 +357,7 @@ CHAR_BASE_V = 1_000_000
 
 
 class CharCodec:
-    """The Python mirror of the Lean `charCodec` (what ``lvt.core`` needs of a codec)."""
+    """The Python mirror of the Lean `charCodec` (what ``lvt.runtime.core`` needs of a codec)."""
 
     def encode_tuples(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
         return [tuple(CHAR_BASE_V + ord(c) for c in s) for s in texts]
@@ -380,7 +380,7 @@ def hash_code(code: Sequence[int]) -> int:
 
 def layout_code(items: Sequence[Any]) -> list[int]:
     """Python mirror of `layoutCode`."""
-    from lvt import core
+    from lvt.runtime import core
 
     out: list[int] = []
     for i in items:

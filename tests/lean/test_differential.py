@@ -1,4 +1,4 @@
-"""Differential tests: the production path (``lvt.core`` and ``lvt.families``, what
+"""Differential tests: the production path (``lvt.runtime.core`` and ``lvt.families``, what
 ``ChatEncoder`` runs) against the Lean definitions of ``Verified/Spec``, by kernel evaluation.
 
 For every shipped format (with the control ids of its real tokenizer and each template
@@ -38,9 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import leangen as lg
 
 import lvt
-from lvt import core, zoo
+from lvt import zoo
 from lvt.errors import ConversationError
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens, ToolCall
+from lvt.runtime import core
 from strategies import conversations
 
 # Sized for CI (kernel evaluation of a 10-message agent loop takes ~1 min here); raise with

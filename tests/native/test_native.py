@@ -7,7 +7,7 @@ backend is compared with the reference backend on hypothesis conversations, and 
 *skipped with the reason*, and these run instead:
 
 * the shim compiles with ``gcc -Wall -Wextra -Werror`` against a stub of ``lean.h`` and, linked
-  with a mock of the Lean runtime, is driven from Python through :mod:`lvt._native` (loading,
+  with a mock of the Lean runtime, is driven from Python through :mod:`lvt.runtime.native` (loading,
   one-time initialisation, per-thread registration from many Python threads, the large-input
   worker thread, error answers);
 * every function the shim declares as a Lean export exists in ``Verified/Ffi.lean`` with the
@@ -16,9 +16,9 @@ backend is compared with the reference backend on hypothesis conversations, and 
 * :class:`lvt.ChatEncoder` dispatches lower + layout and unlayout to a native backend (here a
   loopback one that goes through the wire both ways) and gets the reference results;
 * (``lean`` marker, ``test_wire_kernel.py``) the Lean kernel evaluates the exported services
-  on requests built by :mod:`lvt.wire` for real conversations (Qwen3 and Llama 3.1 with tools,
-  a tool call, a tool result and reasoning) and gets exactly the answer :mod:`lvt.wire` builds
-  from the reference.
+  on requests built by :mod:`lvt.runtime.wire` for real conversations (Qwen3 and Llama 3.1 with
+  tools, a tool call, a tool result and reasoning) and gets exactly the answer
+  :mod:`lvt.runtime.wire` builds from the reference.
 
 ``lakefile.lean`` itself cannot be elaborated by the WebAssembly Lean (importing ``Lake`` fails
 there: the shipped Lake ``.olean`` files carry no code for Lake's own elaborators), so only its
@@ -44,9 +44,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lvt
-from lvt import _native, core, wire
 from lvt.errors import ConversationError, NativeLibraryError, ParseError
 from lvt.model import Conversation, Message, Plain, Role, Tokens
+from lvt.runtime import core, wire
+from lvt.runtime import native as _native
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from strategies import conversations

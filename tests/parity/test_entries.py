@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import lvt
-from lvt import core
+from lvt.runtime import core
 from parity.corpus import adversarial, conversations
 
 #: entry -> the family structure's corpus it is measured on (its registry ``corpus``).
@@ -138,7 +138,7 @@ def test_llama32_date_is_today_and_fingerprinted() -> None:
     """Llama 3.2 stamps today's date by default, as its template's ``strftime_now``; the
     encoder's options (and so its fingerprint) hold that date, and an explicit
     ``date_string`` is a different render with a different fingerprint."""
-    from lvt.structures import llama_today
+    from lvt.formats.structures import llama_today
 
     today = encoder("llama3.2", {})
     text = today.tokenizer.decode(today.encode_openai([{"role": "user", "content": "hi"}])

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 import lvt
-from lvt import core
+from lvt.runtime import core
 from parity.corpus import adversarial, conversations
 
 #: format name -> (corpus family, zoo tokenizer)

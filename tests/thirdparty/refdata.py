@@ -8,7 +8,7 @@
   ``TikTokenConverter``) with the harmony special tokens at their ids, for ``lvt``.
 * ``tekken_240911.json`` (shipped by ``mistral-common``) with the v7+ control names, the file
   ``mistral-common``'s own renderer reads; the matching ``tokenizers.Tokenizer`` is the zoo
-  entry ``mistral`` (:mod:`lvt.zoo_tekken`, checked against transformers'
+  entry ``mistral`` (:mod:`lvt.zoo.tekken`, checked against transformers'
   ``convert_tekken_tokenizer`` of this file in ``tests/test_zoo_tekken.py``).
 """
 
@@ -20,7 +20,7 @@ import os
 import struct
 from pathlib import Path
 
-from lvt import zoo_tekken
+from lvt.zoo import tekken as zoo_tekken
 
 #: SHA-256 of o200k_base.tiktoken as pinned by openai-harmony (and tiktoken).
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
@@ -170,7 +170,7 @@ def qwen3_tokenizer(cache_dir: Path):
 
 #: Control-token layout of Tekken v7+ files (Mistral Small 3.x, Devstral, Magistral): the
 #: first 20 names as in every Tekken file, then fillers, then the tool/think tokens at 32-35
-#: (the zoo's table, :data:`lvt.zoo_tekken.TEKKEN_V7_SPECIALS`).
+#: (the zoo's table, :data:`lvt.zoo.tekken.TEKKEN_V7_SPECIALS`).
 TEKKEN_SPECIALS: list[str] = list(zoo_tekken.TEKKEN_V7_SPECIALS)
 
 

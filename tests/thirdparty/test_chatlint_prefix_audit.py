@@ -21,8 +21,8 @@ import chatlint
 import pytest
 from chatlint.render import Template
 
-from lvt import check as ck
-from lvt.audit import audit_messages, prefix_audit_lvt
+from lvt.compare import check as ck
+from lvt.compare.audit import audit_messages, prefix_audit_lvt
 
 R1, R2 = "Let me add the numbers.", "Add again."
 C1 = [  # reasoning in both answers
@@ -162,8 +162,8 @@ def test_corpus_sweep_all() -> None:
 
 @pytest.fixture(scope="module")
 def encoders() -> Any:
-    from lvt.check import encoder_pool
-    from lvt.templates import load_tokenizer_spec
+    from lvt.compare.check import encoder_pool
+    from lvt.compare.templates import load_tokenizer_spec
 
     def get(fmt: str, tok: str) -> Any:
         return encoder_pool(load_tokenizer_spec(tok)[0]).get(fmt)

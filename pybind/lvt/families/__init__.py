@@ -19,7 +19,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from lvt import core
 from lvt.families import deepseek, gemma, harmony, llama, mistral, qwen
 from lvt.model import (
     Block,
@@ -33,6 +32,7 @@ from lvt.model import (
     Tokens,
     ToolCall,
 )
+from lvt.runtime import core
 
 __all__ = ["erase", "parse_completion", "unlower"]
 

@@ -39,8 +39,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lvt import core
-from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError
 from lvt.model import (
     Conversation,
@@ -53,6 +51,8 @@ from lvt.model import (
     content_of,
     lower_payload,
 )
+from lvt.runtime import core
+from lvt.runtime.core import Item, Stream, ctrl, pay, text
 
 __all__ = [
     "AssistantTurn",

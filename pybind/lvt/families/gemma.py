@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lvt import core
-from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError
 from lvt.model import Conversation, Message, Role, Sampled, content_of
+from lvt.runtime import core
+from lvt.runtime.core import Item, Stream, ctrl, pay, text
 
 __all__ = ["GConv", "Gemma", "GemmaIds", "ModelTurn", "SampledTurn", "UserTurn"]
 

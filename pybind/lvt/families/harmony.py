@@ -40,8 +40,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from lvt import core
-from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError, FormatError
 from lvt.families.harmony_tools import read_namespace, tool_namespace
 from lvt.jsonfmt import quote
@@ -56,6 +54,8 @@ from lvt.model import (
     content_of,
     lower_payload,
 )
+from lvt.runtime import core
+from lvt.runtime.core import Item, Stream, ctrl, pay, text
 
 __all__ = [
     "AnalysisTurn", "CallTurn", "DevTurn", "FinalTurn", "HConv", "Harmony", "HarmonyIds",

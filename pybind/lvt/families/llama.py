@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lvt import core
-from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError
 from lvt.jsonfmt import pretty, quote
 from lvt.model import Conversation, Message, Plain, Role, Sampled, ToolCall, content_of
+from lvt.runtime import core
+from lvt.runtime.core import Item, Stream, ctrl, pay, text
 
 __all__ = [
     "DEFAULT_DATE",

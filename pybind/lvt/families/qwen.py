@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lvt import core
-from lvt.core import Item, Stream, ctrl, pay, text
 from lvt.errors import ConversationError
 from lvt.families.qwen_data import (
     CALL_POST,
@@ -54,6 +52,8 @@ from lvt.model import (
     lower_payload,
     lpay_is_empty,
 )
+from lvt.runtime import core
+from lvt.runtime.core import Item, Stream, ctrl, pay, text
 
 __all__ = [
     "DEFAULT_SYSTEM",

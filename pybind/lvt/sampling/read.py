@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from lvt import families
-from lvt.codec import as_tokenizer
 from lvt.errors import ArgumentError, LvtError
 from lvt.families import deepseek, gemma, harmony, llama, mistral, qwen
 from lvt.model import Conversation, Message, Reasoning, Role, ToolCall, check_token_ids
+from lvt.runtime.codec import as_tokenizer
 from lvt.sampling.completion import Completion, Problem, ReadCall, Termination, call_id
 from lvt.sampling.readers import reader_for
 from lvt.sampling.segments import segments

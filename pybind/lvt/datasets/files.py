@@ -7,7 +7,7 @@ key-value metadata carries the encoder fingerprint (format, template options, to
 version), the format name and its options, the source file and its SHA-256, the run options,
 and at the end the row and skip counts; ``lvt.complete`` is written last.
 
-Input lines are those of :mod:`lvt.inputs`, read by :mod:`lvt.jsonl`. A line's
+Input lines are those of :mod:`lvt.inputs`, read by :mod:`lvt.datasets.jsonl`. A line's
 ``add_generation_prompt: true`` renders that line with the generation prompt; a line's
 ``options`` must agree with the encoder's template options (one encoder, one fingerprint per
 file), else the line is bad.
@@ -15,7 +15,7 @@ file), else the line is bad.
 The input is cut into chunks of ``batch_size`` lines; each chunk is encoded on its own (one
 ``encode_batch`` call) and becomes one Parquet row group, and chunks are written in input
 order. With ``workers > 1`` the chunks are encoded by worker processes (an encoder per
-worker, :mod:`lvt.encode_workers`) and reassembled in order: the file, its metadata and the
+worker, :mod:`lvt.datasets.workers`) and reassembled in order: the file, its metadata and the
 skipped-line report are byte for byte those of one worker.
 
 Writes are atomic: rows go to a temporary file in the output directory, which is flushed to
@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lvt.chunks import ChunkResult, encode_chunk, encoder_options
-from lvt.chunks import schema as arrow_schema
-from lvt.jsonl import (
+from lvt.datasets.chunks import ChunkResult, encode_chunk, encoder_options
+from lvt.datasets.chunks import schema as arrow_schema
+from lvt.datasets.jsonl import (
     BadLineError,
     DatasetError,
     InputFileError,
@@ -410,7 +410,7 @@ def _write(src: Path, out: Path, encoder: Any, meta: dict[str, str], stats: Enco
         if workers == 1:
             results = (encode_chunk(encoder, c, add_generation_prompt) for c in chunks)
         else:
-            from lvt.encode_workers import encode_parallel
+            from lvt.datasets.workers import encode_parallel
 
             results = encode_parallel(encoder, chunks, add_generation_prompt, workers,
                                       mp_context)

@@ -16,7 +16,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from lvt.errors import LvtError
-from lvt.zoo_build import read_pinned_ranks, read_specials, vocab_merges
+from lvt.zoo.build import read_pinned_ranks, read_specials, vocab_merges
 
 __all__ = ["HARMONY_ADDED_TOKENS", "HARMONY_N_RANKS", "O200K_PATTERN", "build_harmony"]
 

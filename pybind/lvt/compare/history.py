@@ -1,7 +1,7 @@
 """The history rewrites ``lvt check`` accepts as ``history_rewrite`` (FORMATS.md, allowed
 difference 2): where a stable format's lowering and its exact sibling's differ only in
 history the template rewrites (reasoning dropped from earlier turns, Mistral's tool list
-moved to the last user message). Used by :class:`lvt.check.Checker`.
+moved to the last user message). Used by :class:`lvt.compare.check.Checker`.
 """
 
 from __future__ import annotations

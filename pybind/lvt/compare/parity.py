@@ -3,7 +3,7 @@
 The corpus (benign and adversarial conversations per template family, ``tests/parity`` of
 the source tree) is not package data: it is found in a source checkout, in
 ``$LVT_PARITY_CORPUS`` or in a directory given explicitly (the one holding the ``parity``
-package). :func:`measure` runs :class:`lvt.check.Checker` over it with the format's real
+package). :func:`measure` runs :class:`lvt.compare.check.Checker` over it with the format's real
 tokenizer and official template, exactly as ``lvt check`` does, so the figure ``lvt formats
 --parity`` prints is always the current one; nothing is stored.
 """
@@ -84,7 +84,7 @@ def find_corpus(path: str | os.PathLike[str] | None = None) -> Path:
     Raises:
         CorpusUnavailable: none of them holds ``parity/corpus.py``.
     """
-    here = Path(__file__).resolve().parents[2] / "tests"
+    here = Path(__file__).resolve().parents[3] / "tests"
     tried = [Path(p) for p in (path, os.environ.get("LVT_PARITY_CORPUS")) if p] or [here]
     for d in tried:
         for cand in (d, d / "tests"):
@@ -166,10 +166,10 @@ def measure(fmt: str, corpus_dir: Path | None = None, setup: Any = None) -> Pari
     Args:
         fmt: the format.
         corpus_dir: where the corpus is (default :func:`find_corpus`).
-        setup: a :class:`lvt.check.Setup` to reuse (default: :func:`lvt.check.make_checker`
-            with the format's defaults).
+        setup: a :class:`lvt.compare.check.Setup` to reuse (default:
+            :func:`lvt.compare.check.make_checker` with the format's defaults).
     """
-    from lvt.check import make_checker
+    from lvt.compare.check import make_checker
 
     d = corpus_dir or find_corpus()
     fam = corpus_family(fmt, d)
@@ -188,7 +188,7 @@ def measure(fmt: str, corpus_dir: Path | None = None, setup: Any = None) -> Pari
         else:
             fig.adversarial_total, fig.adversarial_identical = len(convs), same
             fig.adversarial_not_allowed = bad
-    from lvt.report import CAUSES
+    from lvt.compare.report import CAUSES
 
     fig.by_cause = {c: causes[c] for c in CAUSES if causes[c]}
     return fig

@@ -2,7 +2,7 @@
 
 The library is built by ``lake build`` (the shared-library facet of the Lean library
 ``Verified``, with the C shim ``ffi/lvt_shim.c`` linked in). Python sees only the plain C API of
-``ffi/lvt.h``: bytes in (:mod:`lvt.wire` requests), bytes out (answers); no ``lean_object*``
+``ffi/lvt.h``: bytes in (:mod:`lvt.runtime.wire` requests), bytes out (answers); no ``lean_object*``
 ever crosses into Python. ``lvt_layout`` runs ``Format.lower`` and ``Format.layout`` of
 ``Verified/Spec`` (the Python side then encodes the spans, ``core.encode_items``);
 ``lvt_unlayout`` runs ``Format.unlayout`` on the symbols ``core.decode_syms`` read.
@@ -39,9 +39,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from lvt import core, wire
 from lvt.errors import NativeLibraryError
 from lvt.model import Conversation
+from lvt.runtime import core, wire
 
 __all__ = [
     "CDEF",
@@ -80,8 +80,8 @@ RC_NAMES = {
     4: "LVT_ERR_THREAD (could not start the large-input worker thread)",
 }
 
-_PACKAGE_LIB_DIR = Path(__file__).resolve().parent / "_lib"
-_CHECKOUT = Path(__file__).resolve().parents[2]
+_PACKAGE_LIB_DIR = Path(__file__).resolve().parents[1] / "_lib"
+_CHECKOUT = Path(__file__).resolve().parents[3]
 _SUFFIXES = (".so", ".dylib", ".dll")
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from lvt.codec import bytes_to_unicode
 from lvt.errors import LvtError
+from lvt.runtime.codec import bytes_to_unicode
 
 __all__ = [
     "LLAMA30_CONTROL_TOKENS",

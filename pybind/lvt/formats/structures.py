@@ -13,7 +13,6 @@ import datetime
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lvt.codec import as_tokenizer
 from lvt.errors import FormatError
 from lvt.families.deepseek import DeepSeek, DsIds
 from lvt.families.gemma import Gemma, GemmaIds
@@ -22,6 +21,7 @@ from lvt.families.llama import Llama, LlamaIds
 from lvt.families.mistral import VERSIONS as MISTRAL_VERSIONS
 from lvt.families.mistral import Mistral, MistralIds
 from lvt.families.qwen import Qwen, QwenIds
+from lvt.runtime.codec import as_tokenizer
 
 __all__ = ["STRUCTURES", "llama_today"]
 

@@ -16,7 +16,7 @@ name only the first 20 of those slots (``mistral-common``'s ``DEPRECATED_SPECIAL
 
 The conversion is ``transformers``' ``MistralConverter`` (``convert_tekken_tokenizer``),
 written out here so that building needs no ``transformers``: merges derived from the ranks
-(:func:`lvt.zoo_build.vocab_merges`), ``ignore_merges`` (tiktoken's rule: a token in the
+(:func:`lvt.zoo.build.vocab_merges`), ``ignore_merges`` (tiktoken's rule: a token in the
 vocabulary is one id), the file's pre-tokenizer pattern, ByteLevel pre-tokenizer, decoder and
 post-processor (no BOS added), and the 1000 control tokens as special added tokens at ids
 0-999. ``tests/test_zoo.py`` checks the result equal to ``convert_tekken_tokenizer``'s and its
@@ -34,7 +34,7 @@ from typing import Any
 from tokenizers import Tokenizer
 
 from lvt.errors import LvtError
-from lvt.zoo_build import vocab_merges
+from lvt.zoo.build import vocab_merges
 
 __all__ = [
     "TEKKEN_DEPRECATED_SPECIALS",

@@ -228,7 +228,7 @@ def parse_pieces(
 class SpanCodec:
     """What :func:`encode_items` and :func:`decode_syms` need from a codec: ``encode_tuples``
     (cached, law-checked encoding of many texts), ``token_byte_length`` and
-    ``decode_bytes``. :class:`lvt.codec.TokenizerCodec` is one."""
+    ``decode_bytes``. :class:`lvt.runtime.codec.TokenizerCodec` is one."""
 
     def encode_tuples(self, texts: Sequence[str]) -> list[tuple[int, ...]]:  # pragma: no cover
         raise NotImplementedError

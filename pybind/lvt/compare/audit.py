@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from lvt.compare.report import PrefixBreak
 from lvt.errors import LvtError
 from lvt.inputs import ConversationInput
-from lvt.report import PrefixBreak
 
 __all__ = [
     "CONTEXT_TOKENS",

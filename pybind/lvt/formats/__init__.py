@@ -55,7 +55,7 @@ from typing import Any
 from lvt.errors import FormatError
 from lvt.families.llama import DEFAULT_DATE
 from lvt.families.qwen_data import DEFAULT_SYSTEM, HELPFUL_SYSTEM, MATH_SYSTEM
-from lvt.structures import STRUCTURES
+from lvt.formats.structures import STRUCTURES
 
 __all__ = ["FORMATS", "FormatSpec", "format_names", "get_spec", "load_format"]
 
@@ -97,12 +97,12 @@ class FormatSpec:
         options: template options with their defaults (the user's knobs).
         params: the entry's values over its structure (data, not code: a history mode, a
             default system text, ``prompt_think``, ...), passed with the options to the
-            structure's builder (:data:`lvt.structures.STRUCTURES`).
+            structure's builder (:data:`lvt.formats.structures.STRUCTURES`).
         aliases: other names.
         proven: the Lean theorem that proves ``extension`` (``file: names``), or ``None``
             while it is only tested.
         parity: the parity figure measured on the test corpus (``tests/parity``) with the
-            format's real tokenizer and official template (:meth:`lvt.parity.ParityFigure.
+            format's real tokenizer and official template (:meth:`lvt.compare.parity.ParityFigure.
             summary`, then optionally ``"; note: "`` and prose);
             ``tests/test_formats_registry.py`` measures it again and fails when it differs.
             Filled in from :data:`PARITY`.
@@ -161,7 +161,7 @@ class FormatSpec:
                 )
             opts[k] = v
         if opts.get("date_string") == "" and self.family == "llama":
-            from lvt.structures import llama_today
+            from lvt.formats.structures import llama_today
 
             opts["date_string"] = llama_today()
         if opts.get("current_date") == "" and self.family == "harmony":

@@ -1,8 +1,8 @@
 """Encoding the chunks of an ``lvt encode`` run in worker processes, results in input order.
 
 :func:`encode_parallel` hands each chunk of raw input lines to a pool of processes, each with
-its own encoder, and yields the :class:`~lvt.chunks.ChunkResult` of every chunk in the order
-of the chunks, so that the file written from them is the one a single process writes. At most
+its own encoder, and yields the :class:`~lvt.datasets.chunks.ChunkResult` of every chunk in the
+order of the chunks, so that the file written from them is the one a single process writes. At most
 ``2 * workers`` chunks are in flight: memory stays bounded on any input size.
 
 Start methods: with ``fork`` (the default where the platform has it) a worker inherits the
@@ -10,7 +10,7 @@ parent's encoder as it is; with ``spawn`` or ``forkserver`` it rebuilds the enco
 tokenizer, format, options and backend (:meth:`lvt.encoder.ChatEncoder.from_tokenizer`) and
 refuses to run unless the rebuilt encoder has the parent's fingerprint. Workers ignore
 ``SIGINT``: an interrupt reaches the parent, which stops the pool. A worker that dies (killed,
-out of memory) is a :class:`~lvt.jsonl.DatasetError`, never a hang.
+out of memory) is a :class:`~lvt.datasets.jsonl.DatasetError`, never a hang.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from lvt.chunks import ChunkResult, encode_chunk
-from lvt.jsonl import DatasetError
+from lvt.datasets.chunks import ChunkResult, encode_chunk
+from lvt.datasets.jsonl import DatasetError
 
 __all__ = ["default_start_method", "encode_parallel"]
 
@@ -78,7 +78,7 @@ def encode_parallel(
     workers: int,
     mp_context: str | None = None,
 ) -> Iterator[ChunkResult]:
-    """The results of :func:`~lvt.chunks.encode_chunk` on every chunk, in chunk order,
+    """The results of :func:`~lvt.datasets.chunks.encode_chunk` on every chunk, in chunk order,
     computed by ``workers`` processes. Closing the generator early (the caller stopped at a
     bad line, or was interrupted) cancels the chunks not started and waits for the others.
 

@@ -1,7 +1,7 @@
 """Encoding Hugging Face ``datasets`` and Ray Data datasets of conversations with lvt.
 
 :func:`encode` maps a ``datasets.Dataset`` (or a ``pyarrow.Table``) of conversations to the
-rows ``lvt encode`` writes to Parquet (the schema of :func:`lvt.chunks.schema`): ``id``,
+rows ``lvt encode`` writes to Parquet (the schema of :func:`lvt.datasets.chunks.schema`): ``id``,
 ``line`` (the row's index in the input), ``input_ids`` (int32), ``loss_mask`` (uint8),
 ``owner`` (int32), ``num_tokens`` and ``num_loss_tokens``. It runs ``Dataset.map`` in
 Arrow batches, over ``num_proc`` processes, each with an encoder of the same fingerprint;
@@ -14,7 +14,7 @@ back with them in its schema metadata. ``datasets`` rewrites the Arrow schema me
 ``Dataset`` to its own ``huggingface`` key, so a ``Dataset`` carries them in
 ``info.description`` (JSON, kept by ``save_to_disk``); :func:`to_arrow` gives its table with
 them in the schema metadata (``pyarrow.parquet.write_table`` of it is read back by
-:func:`lvt.dataset.read_dataset_metadata`), and :func:`read_metadata` reads either.
+:func:`lvt.datasets.files.read_dataset_metadata`), and :func:`read_metadata` reads either.
 
 :func:`encode_ray` is the Ray Data path for data beyond one machine: ``map_batches`` with a
 callable class, so each Ray worker builds its encoder once (from a picklable factory) and
@@ -37,10 +37,10 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lvt.chunks import encoder_options, schema
+from lvt.datasets.chunks import encoder_options, schema
+from lvt.datasets.jsonl import DatasetError
 from lvt.errors import FormatError, LvtError
 from lvt.inputs import parse_conversation_record
-from lvt.jsonl import DatasetError
 from lvt.openai import from_openai_batch
 
 __all__ = [
@@ -216,7 +216,7 @@ def _encode_rows(
     add_generation_prompt: bool,
     skip_bad: bool,
 ) -> Any:
-    """Encode a batch (an Arrow table) into an Arrow table of :func:`lvt.chunks.schema` and
+    """Encode a batch (an Arrow table) into an Arrow table of :func:`lvt.datasets.chunks.schema` and
     the kept columns; rows that cannot be encoded raise :class:`DatasetRowError`, or are left
     out with ``skip_bad``."""
     import pyarrow as pa
@@ -553,14 +553,14 @@ def encode_ray(
         DatasetRowError: (when the data is computed) a row cannot be encoded.
     """
     if encoder_factory is None:
-        from lvt.templates import ZOO_FORMATS
+        from lvt.compare.templates import ZOO_FORMATS
 
         if tokenizer is None or (format is None and not (isinstance(tokenizer, str)
                                                          and tokenizer in ZOO_FORMATS)):
             raise DatasetError("encode_ray needs tokenizer and format (or a zoo name that "
                                "implies the format, as the CLI), or encoder_factory")
-        from lvt.codec import as_tokenizer
-        from lvt.tokenizer_source import default_format, load_tokenizer
+        from lvt.runtime.codec import as_tokenizer
+        from lvt.zoo.source import default_format, load_tokenizer
 
         encoder_factory = _Factory(as_tokenizer(load_tokenizer(tokenizer)),
                                    default_format(tokenizer, format), dict(options or {}))

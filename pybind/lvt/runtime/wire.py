@@ -34,11 +34,11 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from lvt import core
 from lvt.errors import NativeLibraryError
 from lvt.families import llama, qwen
 from lvt.jsonfmt import JArr, JNum, JObj
 from lvt.model import Conversation, Message, Plain, Reasoning, Role, Sampled, Text, Tokens, ToolCall
+from lvt.runtime import core
 
 __all__ = [
     "ERROR_NAMES", "WIRE_VERSION", "WireAnswerError", "WireDecodeError",
@@ -200,7 +200,7 @@ def _sym_entry(x: Any) -> bytes:
 
 
 def encode_syms(s: core.Stream) -> bytes:
-    """A symbol stream (control ids and text runs, :data:`lvt.core.Stream`)."""
+    """A symbol stream (control ids and text runs, :data:`lvt.runtime.core.Stream`)."""
     return _list(_sym_entry, s)
 
 

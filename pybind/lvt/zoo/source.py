@@ -25,7 +25,7 @@ def default_format(tok: Any, fmt: Any) -> Any:
     if fmt is not None:
         return fmt
     if isinstance(tok, str):
-        from lvt.templates import ZOO_FORMATS
+        from lvt.compare.templates import ZOO_FORMATS
 
         if tok in ZOO_FORMATS:
             return ZOO_FORMATS[tok]
@@ -45,7 +45,7 @@ def load_tokenizer(tok: Any) -> Any:
 
     if isinstance(tok, str):
         from lvt import zoo
-        from lvt.templates import ZOO_FORMATS
+        from lvt.compare.templates import ZOO_FORMATS
 
         if tok in ZOO_FORMATS or tok in zoo.available():
             return zoo.load_tokenizer(tok)  # LvtError naming a missing package
