@@ -81,3 +81,12 @@ def test_encode_scaling_reports_every_path_on_equal_output() -> None:
     assert "output identical on all 24 rows" in out, out
     for path in ("datasets", "lvt encode"):
         assert re.search(rf"^\s+{path}\s+2 vs 1 worker:\s+[\d.]+x", out, re.M), out
+
+
+def test_template_bounds_reports_the_overhead_and_the_stops() -> None:
+    out = _run("template_bounds.py", "--rounds", "1", "--formats", "qwen3")
+    assert re.search(r"^cores: \d+ ", out, re.M), out
+    assert re.search(r"^qwen3: \d+ renders/round  unbounded [\d.]+ ms/render  bounded [\d.]+ "
+                     r"ms/render  overhead [+-][\d.]+%$", out, re.M), out
+    assert re.search(r"^loop .*: stopped \(time\) after [\d.]+ s$", out, re.M), out
+    assert re.search(r"^huge output.*: stopped \(output\) after [\d.]+ s$", out, re.M), out
