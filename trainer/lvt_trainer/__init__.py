@@ -30,7 +30,10 @@ first use):
   :func:`completion_text`,
   :class:`PolicySampler`, :func:`sample_batch`.
 * *lvt* learning run: :func:`run_learning`, :class:`LearningConfig`, :func:`summarize`.
-* Errors: :class:`TrainerError` and its subclasses (:mod:`lvt_trainer.errors`).
+* Errors: :class:`TrainerError` and its subclasses (:mod:`lvt_trainer.errors`):
+  :class:`TrainerShapeError`, :class:`TrainerDtypeError` (a ``TypeError``),
+  :class:`TrainerValueError` (masks not 0/1, advantages beyond ``max_abs_advantage``,
+  hyperparameters out of range), :class:`NonFiniteInputError`, :class:`TrainerConfigError`.
 * Misc: :func:`build_tiny_causal_lm`, :func:`tiny_llama_config`, :func:`default_device`,
   :func:`default_dtype`, :func:`lvt_trainer.demo.run_training_demo`, :func:`line_chart`.
 """
@@ -59,8 +62,10 @@ from .errors import (
     PrefixViolationError,
     RenderMismatchError,
     TrainerConfigError,
+    TrainerDtypeError,
     TrainerError,
     TrainerShapeError,
+    TrainerValueError,
 )
 from .fused import FusedRLVR
 from .gate import FixedGate, Gate, LearnableAlphaGate
@@ -162,8 +167,10 @@ __all__ = [
     "TokenCritic",
     "TokenTerms",
     "TrainerConfigError",
+    "TrainerDtypeError",
     "TrainerError",
     "TrainerShapeError",
+    "TrainerValueError",
     "Trajectory",
     "ValueHead",
     "WarmupDecayPerturbBeta",

@@ -4,12 +4,20 @@ Every error derives from :class:`TrainerError` and from the builtin a caller wou
 (``ValueError``; ``FloatingPointError`` too for non-finite inputs), so ``except ValueError``
 keeps working:
 
-* :class:`TrainerConfigError`: a setting out of range (``proximal_cap=-1`` would flip the
-  sign of the loss, ``ppo_eps_low=1.5`` would allow negative ratios, unknown mode names).
+* :class:`TrainerValueError`: a tensor value or a per-call hyperparameter out of its range
+  (a loss mask holding something other than 0/1, an advantage beyond
+  ``max_abs_advantage``, ``ref_smoothing=1``); the message names the argument, the expected
+  range, the value and its position.
+* :class:`TrainerConfigError` (a :class:`TrainerValueError`): a setting out of range
+  (``proximal_cap=-1`` would flip the sign of the loss, ``ppo_eps_low=1.5`` would allow
+  negative ratios, unknown mode names).
 * :class:`TrainerShapeError`: a tensor of the wrong shape; the message names the argument,
   the expected layout and both shapes.
-* :class:`NonFiniteInputError`: NaN or inf where the loss reads a value (unmasked
-  positions); masked positions may hold anything.
+* :class:`TrainerDtypeError` (a ``TypeError``): a tensor of the wrong dtype (float
+  targets, an integer ``logp_new``, a complex mask); the message names the argument, the
+  expected and the actual dtype.
+* :class:`NonFiniteInputError` (a :class:`TrainerValueError`): NaN or inf where the loss
+  reads a value (unmasked positions); masked positions may hold anything.
 * :class:`ForgedTokenError`: a sampled rollout contains a control (reserved) id of the chat
   format, which ``lvt`` refuses as a token payload (see :mod:`lvt_trainer.lvt_batch`).
 * :class:`PrefixViolationError`: a new prompt does not extend the previous render (the
@@ -35,8 +43,10 @@ __all__ = [
     "PrefixViolationError",
     "RenderMismatchError",
     "TrainerConfigError",
+    "TrainerDtypeError",
     "TrainerError",
     "TrainerShapeError",
+    "TrainerValueError",
     "check_finite",
     "check_range",
     "check_shape",
@@ -47,7 +57,12 @@ class TrainerError(Exception):
     """Base class of every error raised by ``lvt_trainer``."""
 
 
-class TrainerConfigError(TrainerError, ValueError):
+class TrainerValueError(TrainerError, ValueError):
+    """A tensor value or a hyperparameter out of its documented range (the message names
+    the argument, the expected range, the value and where it is)."""
+
+
+class TrainerConfigError(TrainerValueError):
     """A configuration value out of its range, or an unknown mode name."""
 
 
@@ -55,7 +70,11 @@ class TrainerShapeError(TrainerError, ValueError):
     """A tensor argument has the wrong shape (the message names both shapes)."""
 
 
-class NonFiniteInputError(TrainerError, ValueError, FloatingPointError):
+class TrainerDtypeError(TrainerError, TypeError):
+    """A tensor argument has the wrong dtype (the message names both dtypes)."""
+
+
+class NonFiniteInputError(TrainerValueError, FloatingPointError):
     """NaN or inf at a position the loss reads (an unmasked token)."""
 
 

@@ -50,6 +50,9 @@ from typing import Any, Literal
 import torch
 from torch import Tensor
 
+from .checks import check_logits_layout, check_smoothing
+from .errors import TrainerConfigError
+
 __all__ = [
     "DEFAULT_LOG_RATIO_BOUND",
     "ChunkedTokenStats",
@@ -84,7 +87,7 @@ def smoothed_log_softmax(logits: Tensor, eps: float = 0.0) -> Tensor:
     if eps <= 0.0:
         return logp
     if eps >= 1.0:
-        raise ValueError(f"smoothing eps must be < 1, got {eps}")
+        raise TrainerConfigError(f"ref_smoothing: expected 0 <= eps < 1, got {eps!r}")
     vocab = logits.shape[-1]
     floor = torch.tensor(math.log(eps / vocab), dtype=logp.dtype, device=logp.device)
     shift = math.log1p(-eps)
@@ -387,7 +390,16 @@ def token_stats(
     Returns:
         ``(logp, entropy, kl)``, each ``(B, T)`` fp32 (fp64 for fp64 inputs) or ``None``
         when not requested.
+
+    Raises:
+        TrainerShapeError, TrainerDtypeError: a layout or dtype mistake (reference logits
+            not ``(B, T, V)`` like the policy, float targets, ...);
+        TrainerConfigError: ``ref_smoothing`` outside ``[0, 1)``.
     """
+    check_logits_layout(policy, targets, ref, weight, ref_weight)
+    check_smoothing("ref_smoothing", ref_smoothing)
+    if targets is not None and targets.dtype != torch.long:
+        targets = targets.long()
     want_lp = targets is not None
     want_kl = ref is not None
     if not (want_lp or compute_entropy or want_kl):
@@ -507,4 +519,4 @@ def sampled_kl(
         return 0.5 * d * d
     if estimator == "k3":
         return torch.expm1(d) - d
-    raise ValueError(f"unknown KL estimator {estimator!r}")
+    raise TrainerConfigError(f"unknown KL estimator {estimator!r}; known k1, k2, k3")

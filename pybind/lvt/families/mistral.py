@@ -447,7 +447,9 @@ class Mistral:
                 if len(k.name) > 64:
                     return f"tool name {k.name!r} is longer than 64 characters"
                 if self.version == "v7" and scan_val(k.args + ",", 0) != len(k.args):  # scanOk
-                    return f"tool call arguments {k.args!r} are not one JSON value (v7 list)"
+                    return (f"tool call arguments {k.args!r} would not read back from the v7 "
+                            "JSON call list (a ',', '}' or ']' outside strings and brackets, or "
+                            "a string or bracket left open)")
         ps = [t.ts] if isinstance(t, SampledTurn) else [t.p]
         for p in ps:
             if isinstance(p, tuple):
