@@ -200,3 +200,17 @@ def test_spawn_pool_gives_the_serial_results() -> None:
         got = [f.result(timeout=300) for f in futs]
         assert [f.result(timeout=300) for f in prints] == [enc.fingerprint()] * 2
     assert got == serial and all(len(g) > 20 for g in got)
+
+
+def test_copy_shares_and_deepcopy_rebuilds(toy_tok: Any) -> None:
+    """``copy.copy`` stays a cheap copy sharing the codec (``lvt check``'s encoder pool
+    relies on it); ``copy.deepcopy`` goes through the recipe (an independent encoder)."""
+    import copy
+
+    enc = lvt.ChatEncoder.from_tokenizer(toy_tok, "qwen2.5")
+    shallow = copy.copy(enc)
+    assert shallow is not enc and shallow.codec is enc.codec
+    recipe._REBUILT.clear()
+    deep = copy.deepcopy(enc)
+    assert deep.codec is not enc.codec
+    _assert_same(enc, deep)

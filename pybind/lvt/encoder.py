@@ -538,7 +538,7 @@ class ChatEncoder:
             self._fingerprint = h.hexdigest()
         return self._fingerprint
 
-    __reduce__ = recipe.reduce  # pickled as its recipe, rebuilt on unpickling (lvt.runtime.recipe)
+    __reduce__, __copy__ = recipe.reduce, recipe.shallow_copy  # pickled as its recipe, rebuilt
 
     def __repr__(self) -> str:
         return f"ChatEncoder(format={self._format_name!r}, vocab={self._codec.vocab_size})"

@@ -42,6 +42,7 @@ __all__ = [
     "rebuild",
     "recipe_of",
     "reduce",
+    "shallow_copy",
     "source_of",
 ]
 
@@ -175,6 +176,15 @@ def reduce(encoder: Any) -> tuple[Any, tuple[Recipe]]:
         EncoderPickleError: as :func:`recipe_of`.
     """
     return (rebuild, (recipe_of(encoder),))
+
+
+def shallow_copy(encoder: Any) -> Any:
+    """``ChatEncoder.__copy__``: a new encoder object sharing every field (the tokenizer, the
+    codec and its cache), as ``copy.copy`` made before encoders pickled as recipes (without
+    it, ``copy.copy`` would go through :func:`reduce` and rebuild the encoder)."""
+    new = object.__new__(type(encoder))
+    new.__dict__.update(encoder.__dict__)
+    return new
 
 
 def rebuild(recipe: Recipe) -> Any:
