@@ -81,3 +81,14 @@ def test_encode_scaling_reports_every_path_on_equal_output() -> None:
     assert "output identical on all 24 rows" in out, out
     for path in ("datasets", "lvt encode"):
         assert re.search(rf"^\s+{path}\s+2 vs 1 worker:\s+[\d.]+x", out, re.M), out
+
+
+def test_pickle_cost_reports_every_source_against_the_build() -> None:
+    """One zoo tokenizer, one run per figure; the script itself asserts each unpickled
+    encoder's fingerprint and render before printing."""
+    out = _run("pickle_cost.py", "--zoo", "qwen2.5", "--repeat", "1")
+    assert re.search(r"^cores: \d+", out, re.M), out
+    assert re.search(r"baseline build in the worker from_tokenizer\(zoo name\) [\d.]+s", out)
+    for label in ("zoo name", "path", "tokenizer object"):
+        assert re.search(rf"^  {label}\s+[\d,]+ bytes  dumps [\d.]+s  loads [\d.]+s "
+                         rf"\([\d.]+x the zoo-name build\)  loads again [\d.]+ms$", out, re.M), out
