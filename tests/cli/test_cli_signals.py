@@ -98,16 +98,30 @@ def started() -> Iterator[list[int]]:
             os.kill(pid, signal.SIGKILL)
 
 
+#: ``encode_jsonl`` called as a library (no handler of the caller's: SIGTERM's default action).
+_LIBRARY = """
+import sys
+from lvt import ChatEncoder
+from lvt.datasets.files import encode_jsonl
+_, src, out, workers = sys.argv
+encode_jsonl(src, out, ChatEncoder.from_tokenizer("llama3.1"), workers=int(workers),
+             batch_size=64, progress=False)
+"""
+
+
 def _start(big_input: Path, out: Path, workers: int, started: list[int],
-           prelude: str = "") -> tuple[subprocess.Popen[str], list[int]]:
-    """``lvt encode`` in a fresh process, returned once its temporary file exists and its
-    ``workers`` workers (when more than one) are up; the process and the worker pids."""
+           prelude: str = "", library: bool = False) -> tuple[subprocess.Popen[str], list[int]]:
+    """``lvt encode`` (or ``encode_jsonl``) in a fresh process, returned once its temporary
+    file exists and its ``workers`` workers (when more than one) are up; the process and the
+    worker pids."""
     code = ("import sys\n" + prelude + "from lvt.cli import main\nsys.exit(main(sys.argv[1:]))")
+    argv = ["encode", str(big_input), "-o", str(out), "-t", "llama3.1", "--workers",
+            str(workers), "--batch-size", "64", "--no-progress"]
+    if library:
+        code, argv = _LIBRARY, [str(big_input), str(out), str(workers)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, "encode", str(big_input), "-o", str(out), "-t", "llama3.1",
-         "--workers", str(workers), "--batch-size", "64", "--no-progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
     started.append(proc.pid)
     _wait_for(lambda: _temps(out.parent), START_WAIT, "temporary file", proc)
     kids: list[int] = []
@@ -154,6 +168,20 @@ def test_sigterm_with_two_workers(tmp_path: Path, big_input: Path, started: list
     _assert_workers_gone(kids, 5.0)
     assert out.read_bytes() == b"previous output"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.parquet"]
+
+
+def test_sigterm_of_a_library_call_cleans_up_then_ends_the_process(
+        tmp_path: Path, big_input: Path, started: list[int]) -> None:
+    """``encode_jsonl`` in a program that does not handle SIGTERM: the temporary file is
+    removed and the workers stopped, then the process ends by SIGTERM, as it would have."""
+    out = tmp_path / "data.parquet"
+    proc, kids = _start(big_input, out, 2, started, library=True)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=EXIT_WAIT)
+    assert proc.returncode == -signal.SIGTERM, err
+    assert "Traceback" not in err, err
+    _assert_workers_gone(kids, 5.0)
+    assert list(tmp_path.iterdir()) == []
 
 
 #: Workers that never finish a chunk (a chunk far slower than the test's patience).

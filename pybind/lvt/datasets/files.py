@@ -350,6 +350,11 @@ def encode_jsonl(
         OutputIsInputError: the output is the input file.
         OutputError: the output cannot be written (directory, permissions, disk full).
         DatasetError: ``workers`` or ``batch_size`` below 1, or a worker process died.
+        KeyboardInterrupt: ``SIGINT``, and ``SIGTERM``/``SIGHUP`` inside the caller's
+            :func:`lvt.interrupts.signals_as_interrupts` (the CLI's), as
+            :class:`lvt.interrupts.Interrupted`; where their action is the default they end
+            the process after the cleanup, as they would have without it (a handler of the
+            caller's own is left in place).
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise DatasetError(f"workers must be an integer of at least 1, got {workers!r}")

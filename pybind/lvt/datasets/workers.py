@@ -66,6 +66,8 @@ def _die_with_parent(parent: int | None) -> None:
     watcher thread everywhere. ``parent``: the pid the worker's parent must have (``None``
     under ``forkserver``, whose workers are children of the fork server, which itself ends
     with the parent)."""
+    # the kernel sends it when the *thread* that forked the worker ends: encode_parallel's pool
+    # is made and used by the one thread that runs the whole encode
     if sys.platform.startswith("linux"):
         with contextlib.suppress(Exception):  # no libc, no prctl: the watcher remains
             libc = ctypes.CDLL(None, use_errno=True)
