@@ -230,3 +230,14 @@ def test_template_bounds_reports_the_overhead_and_the_stops() -> None:
                      r"ms/render  overhead [+-][\d.]+%$", out, re.M), out
     assert re.search(r"^loop .*: stopped \(time\) after [\d.]+ s$", out, re.M), out
     assert re.search(r"^huge output.*: stopped \(output\) after [\d.]+ s$", out, re.M), out
+
+
+def test_pickle_cost_reports_every_source_against_the_build() -> None:
+    """One zoo tokenizer, one run per figure; the script itself asserts each unpickled
+    encoder's fingerprint and render before printing."""
+    out = _run("pickle_cost.py", "--zoo", "qwen2.5", "--repeat", "1")
+    assert re.search(r"^cores: \d+", out, re.M), out
+    assert re.search(r"baseline build in the worker from_tokenizer\(zoo name\) [\d.]+s", out)
+    for label in ("zoo name", "path", "tokenizer object"):
+        assert re.search(rf"^  {label}\s+[\d,]+ bytes  dumps [\d.]+s  loads [\d.]+s "
+                         rf"\([\d.]+x the zoo-name build\)  loads again [\d.]+ms$", out, re.M), out

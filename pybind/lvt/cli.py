@@ -45,7 +45,9 @@ an internal error, which is a bug and prints its traceback):
   or written, a file stands where a directory should, the output is a directory or not a
   regular file, the disk is full: nothing is written under the output name, a previous output
   is untouched), a worker process died, an internal error.
-- 130 interrupted.
+- 130 interrupted by ``SIGINT`` (Ctrl-C), 143 by ``SIGTERM`` (Slurm, Kubernetes, ``timeout``),
+  129 by ``SIGHUP``: the run stops cleanly (the temporary output removed, a previous output
+  untouched, worker processes stopped), as ``128 + the signal number``.
 """
 
 from __future__ import annotations
@@ -53,18 +55,23 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from lvt.errors import FormatError, LvtError
+from lvt.interrupts import Caught, signals_as_interrupts
+from lvt.interrupts import exit_code as interrupt_code
 
 __all__ = [
     "DEFAULT_FORMAT",
     "EXIT_BAD_LINE",
     "EXIT_DIVERGED",
     "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
     "build_parser",
     "main",
@@ -75,7 +82,8 @@ EXIT_DIVERGED = 1
 EXIT_USAGE = 2
 EXIT_BAD_LINE = 3
 EXIT_ERROR = 4
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # SIGINT; any interrupting signal: 128 + its number
+EXIT_TERMINATED = 143  # SIGTERM
 
 #: The format used when neither ``--format`` nor a zoo ``--tokenizer`` names one.
 DEFAULT_FORMAT = "qwen3"
@@ -116,7 +124,8 @@ def _positive_int(text: str) -> int:
 EXIT_CODES_HELP = ("exit codes: 0 ok; 1 differences (check --strict/--strict-all); 2 usage "
                    "(bad argument, unknown format or option, missing tokenizer, template or "
                    "input file, -o naming the input); 3 bad input line (file:line named); "
-                   "4 other error (output not writable, disk full, ...); 130 interrupted")
+                   "4 other error (output not writable, disk full, ...); 130 interrupted (SIGINT), "
+                   "143 terminated (SIGTERM), 129 hung up (SIGHUP)")
 
 
 def parse_assignments(items: Sequence[str] | None, flag: str) -> dict[str, Any]:
@@ -458,20 +467,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     handlers = {"check": _cmd_check, "encode": _cmd_encode, "demo": _cmd_demo,
                 "detect": _cmd_detect, "formats": _cmd_formats}
-    try:
-        rc = handlers[args.cmd](args)
-        sys.stdout.flush()  # a full disk or a closed pipe on stdout is reported here
+    caught: Caught | None = None
+    try:  # SIGTERM and SIGHUP stop the run as SIGINT does: its cleanup runs, exit 128 + N
+        with signals_as_interrupts() as caught:
+            rc = handlers[args.cmd](args)
+            sys.stdout.flush()  # a full disk or a closed pipe on stdout is reported here
         return rc
     except BaseException as e:  # mapped to an exit code; re-raised when not an error
-        return _exit_code(e, args.cmd)
+        return _exit_code(e, args.cmd, caught)
 
 
-def _exit_code(e: BaseException, cmd: str) -> int:
-    """The documented exit code of a failure, after its one-line message on stderr."""
+def _exit_code(e: BaseException, cmd: str, caught: Caught | None = None) -> int:
+    """The documented exit code of a failure, after its one-line message on stderr. Once a
+    signal came, the run was interrupted whatever it raised (a worker killed by the same
+    ``SIGTERM`` sent to the process group, say)."""
     from lvt.compare.parity import CorpusUnavailable
     from lvt.datasets.files import BadLineError, DatasetError, OutputError, OutputIsInputError
     from lvt.inputs import InputError
 
+    code = caught.exit_code if caught is not None else None
+    if code is None:
+        code = interrupt_code(e)
+    if code is not None:
+        _err(f"interrupted by {signal.Signals(code - 128).name}")
+        return code
     if isinstance(e, BadLineError):
         hint = ("nothing written (use --skip-bad to skip bad lines)" if cmd == "encode"
                 else "fix or remove the line")
@@ -506,9 +525,6 @@ def _exit_code(e: BaseException, cmd: str) -> int:
     if isinstance(e, MemoryError):
         _err("out of memory")
         return EXIT_ERROR
-    if isinstance(e, KeyboardInterrupt):
-        _err("interrupted")
-        return EXIT_INTERRUPTED
     if isinstance(e, Exception):
         import traceback
 

@@ -48,7 +48,7 @@ from lvt.model import (
     check_token_ids,
 )
 from lvt.openai import from_openai
-from lvt.runtime import core
+from lvt.runtime import core, recipe
 from lvt.runtime.codec import TokenizerCodec, as_tokenizer
 from lvt.zoo.source import default_format, load_tokenizer, tokenizer_class
 
@@ -94,10 +94,8 @@ def _version() -> str:
 
 
 class ChatEncoder:
-    """Render conversations for one chat format and one tokenizer.
-
-    Build it with :meth:`from_tokenizer`.
-    """
+    """Render conversations for one chat format and one tokenizer. Build it with
+    :meth:`from_tokenizer`; it pickles as its recipe (:mod:`lvt.runtime.recipe`)."""
 
     def __init__(
         self,
@@ -149,6 +147,7 @@ class ChatEncoder:
         # normalised tool lists (a batch shares one; frozen tool lists are hashable)
         self._tools_memo: dict[Any, list[Any]] = {}
         self._memo_lock = threading.Lock()
+        self._origin: tuple[Any, str | None] = (None, backend)  # for recipe: source, backend
 
     @classmethod
     def from_tokenizer(
@@ -179,12 +178,13 @@ class ChatEncoder:
                 ``cache_size`` or ``backend`` is invalid.
             LvtError: a zoo name whose package is missing.
         """
-        fmt = default_format(tok, format)
+        fmt, source = default_format(tok, format), recipe.source_of(tok)
         tok = load_tokenizer(tok)
         fs = _formats.get_spec(fmt)
-        fam = fs.load(as_tokenizer(tok), **options)
-        return cls(tok, fam, format_name=fs.name, format_spec=fs, options=options,
-                   strict=strict, cache_size=cache_size, backend=backend)
+        enc = cls(tok, fs.load(as_tokenizer(tok), **options), format_name=fs.name, format_spec=fs,
+                  options=options, strict=strict, cache_size=cache_size, backend=backend)
+        enc._origin = (source, backend)
+        return enc
 
     @classmethod
     def from_hf(cls, tokenizer: Any, strict: bool = False, cache_size: int = 65536,
@@ -537,6 +537,8 @@ class ChatEncoder:
             h.update(self._codec.digest().encode())
             self._fingerprint = h.hexdigest()
         return self._fingerprint
+
+    __reduce__, __copy__ = recipe.reduce, recipe.shallow_copy  # pickled as its recipe, rebuilt
 
     def __repr__(self) -> str:
         return f"ChatEncoder(format={self._format_name!r}, vocab={self._codec.vocab_size})"

@@ -212,8 +212,9 @@ def _options_key(options: Mapping[str, Any]) -> str:
 #: its codec (everything else of an encoder is the codec and its caches).
 _REBIND = ("_family", "_format_name", "_spec", "_options", "_reserved", "_fingerprint")
 #: The attributes a copy shares (any other attribute: the pool builds a fresh encoder): the
-#: codec, the backend, and the memo of normalised tool lists (it depends on the codec alone).
-_SHARED = ("_tokenizer", "_codec", "_native", "_tools_memo", "_memo_lock")
+#: codec, the backend, the memo of normalised tool lists (it depends on the codec alone), and
+#: where the tokenizer came from with the backend asked for (the pickle recipe's ``_origin``).
+_SHARED = ("_tokenizer", "_codec", "_native", "_tools_memo", "_memo_lock", "_origin")
 
 
 class EncoderPool:

@@ -21,9 +21,11 @@ skipped-line report are byte for byte those of one worker.
 Writes are atomic: rows go to a temporary file in the output directory, which is flushed to
 disk and replaces the output with :func:`os.replace` only after the writer closed
 successfully. A crash, a full disk or a fatal bad line leaves any previous output untouched
-and no partial file under the output name; the next run removes stale temporary files of dead
-processes and starts again. A run whose output already holds the same source hash,
-fingerprint and options is a no-op unless ``force``.
+and no partial file under the output name; so does ``SIGTERM`` or ``SIGHUP`` (turned into an
+interrupt for the run, :mod:`lvt.interrupts`, then delivered again once the temporary file is
+removed, unless the caller handles them, as the CLI does); the next run removes stale temporary
+files of dead processes (a ``SIGKILL``) and starts again. A run whose output already holds the
+same source hash, fingerprint and options is a no-op unless ``force``.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from lvt.datasets.jsonl import (
     iter_raw_lines,
     open_input,
 )
+from lvt.interrupts import signals_as_interrupts
 
 __all__ = [
     "BadLine",
@@ -347,6 +350,11 @@ def encode_jsonl(
         OutputIsInputError: the output is the input file.
         OutputError: the output cannot be written (directory, permissions, disk full).
         DatasetError: ``workers`` or ``batch_size`` below 1, or a worker process died.
+        KeyboardInterrupt: ``SIGINT``, and ``SIGTERM``/``SIGHUP`` inside the caller's
+            :func:`lvt.interrupts.signals_as_interrupts` (the CLI's), as
+            :class:`lvt.interrupts.Interrupted`; where their action is the default they end
+            the process after the cleanup, as they would have without it (a handler of the
+            caller's own is left in place).
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise DatasetError(f"workers must be an integer of at least 1, got {workers!r}")
@@ -374,9 +382,12 @@ def encode_jsonl(
         return stats
     _make_dir(out)
     _clean_stale_temps(out)
-    _write(src, out, encoder, meta, stats, add_generation_prompt=add_generation_prompt,
-           skip_bad=skip_bad, batch_size=batch_size, progress=progress,
-           on_bad_line=on_bad_line, workers=workers, mp_context=mp_context)
+    # SIGTERM/SIGHUP (where their action is the default) stop the run as SIGINT does: the
+    # temporary file is removed and the workers stopped, then the signal ends the process
+    with signals_as_interrupts(redeliver=True):
+        _write(src, out, encoder, meta, stats, add_generation_prompt=add_generation_prompt,
+               skip_bad=skip_bad, batch_size=batch_size, progress=progress,
+               on_bad_line=on_bad_line, workers=workers, mp_context=mp_context)
     stats.seconds = time.perf_counter() - t0
     return stats
 
