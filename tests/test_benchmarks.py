@@ -86,3 +86,13 @@ def test_encode_scaling_reports_every_path_on_equal_output() -> None:
     assert "output identical on all 24 rows" in out, out
     for path in ("datasets", "lvt encode"):
         assert re.search(rf"^\s+{path}\s+2 vs 1 worker:\s+[\d.]+x", out, re.M), out
+
+
+def test_memory_per_token_reports_each_operation_in_bytes_per_token() -> None:
+    out = _run("memory_per_token.py", "--sizes", "0.02")
+    for op in ("encode", "encode_batch", "parse"):
+        m = re.search(rf"^\s+{op}\s+0\.02 MB\s+([\d,]+) tokens\s+peak \+\s+-?[\d.]+ MiB\s+"
+                      r"(-?[\d.]+) B/token$", out, re.M)
+        assert m is not None, out
+        assert int(m.group(1).replace(",", "")) > 1000, out
+    assert re.search(r"^largest: -?[\d.]+ bytes per token above the input", out, re.M), out
