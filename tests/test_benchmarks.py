@@ -61,20 +61,25 @@ def test_encode_throughput_reports_all_three_columns() -> None:
     assert re.search(r"lvt speed-up over HF:\s+[\d.]+x", out), out
 
 
-def test_parse_scaling_reports_both_columns_and_the_ratio() -> None:
-    """Toy sizes; the speed target is the benchmark's own verdict, not asserted here
-    (``--target`` raised so a loaded machine cannot fail the smoke run)."""
-    out = _run("parse_scaling.py", "--sizes", "20,60", "--repeat", "1", "--target", "1e9")
-    for fmt in ("qwen3", "llama3.1"):
-        assert re.search(rf"^{re.escape(fmt)}: one-time setup: encoder [\d.]+ s, vocabulary "
-                         r"tables [\d.]+ s", out, re.M), out
-    rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x\s+([\d.]+)$",
-                      out, re.M)
-    assert [int(r[0]) for r in rows] == [20, 60, 20, 60], out
-    for _, tokens, enc_s, parse_s, ratio, _ in rows:
-        assert int(tokens) > 0 and float(enc_s) >= 0 and float(parse_s) >= 0
-        assert float(ratio) > 0
-    assert re.search(r"^worst parse/encode ratio: [\d.]+x \(meets the target", out, re.M), out
+def test_parse_scaling_reports_every_format_with_growth_and_the_core_count() -> None:
+    """Toy sizes for every registry format; the linearity verdict is the benchmark's own
+    (``--max-growth`` raised so a loaded machine cannot fail the smoke run)."""
+    import lvt
+
+    out = _run("parse_scaling.py", "--sizes", "8,32", "--max-growth", "1e9")
+    assert re.search(r"^cores: \d+ used of \d+; backend \w+", out, re.M), out
+    rows = re.findall(r"^(\S+)\s+(agent|plain)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+"
+                      r"([\d.]+)(?:\s+([\d.]+)x\s+([\d.]+)x\s+([\d.]+)x)?\s*$", out, re.M)
+    names = lvt.formats.format_names()
+    assert [(r[0], int(r[2])) for r in rows] == [(f, n) for f in names for n in (8, 32)], out
+    for r in rows:
+        assert int(r[3]) > 0 and all(float(x) >= 0 for x in r[4:7])
+        assert (r[7] == "") == (r[2] == "8"), out  # growth from the second size on
+    shapes = {r[0]: r[1] for r in rows}
+    assert shapes["gemma3"] == "plain" and shapes["deepseek-r1"] == "agent", shapes
+    assert re.search(r"^worst growth per 4x messages: encode [\d.]+x .*refused [\d.]+x",
+                     out, re.M), out
+    assert re.search(r"^verdict: linear \(largest growth [\d.]+x per 4x", out, re.M), out
 
 
 def test_encode_scaling_reports_every_path_on_equal_output() -> None:
@@ -241,3 +246,13 @@ def test_pickle_cost_reports_every_source_against_the_build() -> None:
     for label in ("zoo name", "path", "tokenizer object"):
         assert re.search(rf"^  {label}\s+[\d,]+ bytes  dumps [\d.]+s  loads [\d.]+s "
                          rf"\([\d.]+x the zoo-name build\)  loads again [\d.]+ms$", out, re.M), out
+
+
+def test_memory_per_token_reports_each_operation_in_bytes_per_token() -> None:
+    out = _run("memory_per_token.py", "--sizes", "0.02")
+    for op in ("encode", "encode_batch", "parse"):
+        m = re.search(rf"^\s+{op}\s+0\.02 MB\s+([\d,]+) tokens\s+peak \+\s+-?[\d.]+ MiB\s+"
+                      r"(-?[\d.]+) B/token$", out, re.M)
+        assert m is not None, out
+        assert int(m.group(1).replace(",", "")) > 1000, out
+    assert re.search(r"^largest: -?[\d.]+ bytes per token above the input", out, re.M), out

@@ -338,11 +338,10 @@ class DeepSeek:
                 if p is None:
                     raise ConversationError(i, "a tool message is at most one plain content "
                                             "block")
-                if in_tools:
-                    last = turns[-1]
-                    turns[-1] = ResultsTurn(last.first, (*last.results, (p, i)))
+                if in_tools:  # one more result of the open run (its tuple is built once)
+                    turns[-1].results.append((p, i))
                 else:
-                    turns.append(ResultsTurn(out_first, ((p, i),)))
+                    turns.append(_OpenResults(out_first, [(p, i)]))
                 out_first = False
                 in_tools = True
                 continue
@@ -359,6 +358,8 @@ class DeepSeek:
             else:
                 turns.append(AssistantTurn(in_tools, think, content, i))
             in_tools = False
+        turns = [ResultsTurn(t.first, tuple(t.results)) if isinstance(t, _OpenResults) else t
+                 for t in turns]
         self._check(system, sys_owner, turns)
         if in_tools:
             prompt: tuple[bool, int] | None = (True, len(ms))
@@ -413,163 +414,183 @@ class DeepSeek:
                 raise ConversationError(_owner_of(t), why)
 
     # -- reading back --------------------------------------------------------------------
+    # Each reader reads ``s[k:]`` (the Lean argument) and returns the index of the rest, not
+    # the rest: slicing off the rest at every turn made parse quadratic in the messages.
 
-    def body_start(self, s: Stream) -> tuple[Any, Stream] | None:
-        """``bodyStart``: an optional think block at the start of an assistant body; the rest
-        after its ``'\\n\\n'``."""
+    def _is(self, s: Stream, k: int, t: int) -> bool:
+        """``s[k]`` is the control token ``t``."""
+        return k < len(s) and isinstance(s[k], int) and s[k] == t
+
+    def body_start(self, s: Stream, k: int) -> tuple[Any, str, int] | None:
+        """``bodyStart``: an optional think block at ``s[k]`` (an assistant body's start) and
+        the rest after its ``'\\n\\n'`` as ``(think, x, j)``: the rest is ``[x] + s[j:]``
+        (``x`` its opening text, ``""`` when it opens with a control token or is empty)."""
         a, b = self.ids.think
-        if not (s and isinstance(s[0], int) and s[0] == a):
-            return None, s
-        t, rest = core.take_text(s[1:])
-        if not rest or not isinstance(rest[0], int) or rest[0] != b:
+        if not self._is(s, k, a):
+            return (None, *core.take_text_at(s, k))
+        t, j = core.take_text_at(s, k + 1)
+        if not self._is(s, j, b):
             return None
         y = core.strip_prefix("\n", t)
         th = None if y is None else core.strip_suffix("\n", y)
         if th is None:
             return None
-        t2, rest2 = core.take_text(rest[1:])
+        t2, j2 = core.take_text_at(s, j + 1)
         z = core.strip_prefix("\n\n", t2)
         if z is None:
             return None
-        return th, ([z] if z else []) + rest2
+        return (th, *core.take_text_at(s, j2)) if not z else (th, z, j2)  # z="": s[j2:]
 
-    def call_piece(self, s: Stream) -> tuple[Call, Stream] | None:
-        """``callPiece``: after ``<｜tool▁call▁begin｜>``: ``'function'``, ``<｜tool▁sep｜>``,
-        ``name + '\\n```json\\n' + arguments + '\\n```'``, ``<｜tool▁call▁end｜>``."""
+    def call_piece(self, s: Stream, k: int) -> tuple[Call, int] | None:
+        """``callPiece``: after ``<｜tool▁call▁begin｜>`` (at ``s[k]``): ``'function'``,
+        ``<｜tool▁sep｜>``, ``name + '\\n```json\\n' + arguments + '\\n```'``,
+        ``<｜tool▁call▁end｜>``; the call and the index of the rest."""
         i = self.ids
-        t, rest = core.take_text(s)
-        if t != CALL_TYPE or not rest or not isinstance(rest[0], int) or rest[0] != i.sep:
+        t, j = core.take_text_at(s, k)
+        if t != CALL_TYPE or not self._is(s, j, i.sep):
             return None
-        t2, rest2 = core.take_text(rest[1:])
-        if not rest2 or not isinstance(rest2[0], int) or rest2[0] != i.call_end:
+        t2, j2 = core.take_text_at(s, j + 1)
+        if not self._is(s, j2, i.call_end):
             return None
         y = core.strip_suffix(JSON_CLOSE, t2)
         x = None if y is None else core.split_first(JSON_OPEN, y)
-        return None if x is None else (Call(x[0], x[1]), rest2[1:])
+        return None if x is None else (Call(x[0], x[1]), j2 + 1)
 
-    def read_calls(self, s: Stream) -> tuple[list[Call], Stream] | None:
-        """``readCalls``: calls from a ``<｜tool▁call▁begin｜>``, each later one after
-        ``'\\n'``, up to ``<｜tool▁calls▁end｜><｜end▁of▁sentence｜>``."""
+    def read_calls(self, s: Stream, k: int) -> tuple[list[Call], int] | None:
+        """``readCalls``: calls from a ``<｜tool▁call▁begin｜>`` at ``s[k]``, each later one
+        after ``'\\n'``, up to ``<｜tool▁calls▁end｜><｜end▁of▁sentence｜>``; the calls and
+        the index of the rest."""
         i = self.ids
         out: list[Call] = []
         while True:
-            if not (s and isinstance(s[0], int) and s[0] == i.call_begin):
+            if not self._is(s, k, i.call_begin):
                 return None
-            r = self.call_piece(s[1:])
+            r = self.call_piece(s, k + 1)
             if r is None:
                 return None
             out.append(r[0])
-            s = r[1]
-            if len(s) >= 2 and s[0] == "\n" and isinstance(s[1], int) and s[1] == i.call_begin:
-                s = s[1:]
+            k = r[1]
+            if k < len(s) and s[k] == "\n" and self._is(s, k + 1, i.call_begin):
+                k += 1
                 continue
-            if (len(s) >= 2 and isinstance(s[0], int) and s[0] == i.calls_end
-                    and isinstance(s[1], int) and s[1] == i.eos):
-                return out, s[2:]
+            if self._is(s, k, i.calls_end) and self._is(s, k + 1, i.eos):
+                return out, k + 2
             return None
 
-    def read_results(self, s: Stream) -> tuple[list[tuple[str, int]], Stream] | None:
-        """``readResults``: ``<｜tool▁output▁begin｜>`` + content + ``<｜tool▁output▁end｜>``,
-        as long as another one follows."""
+    def read_results(self, s: Stream, k: int) -> tuple[list[tuple[str, int]], int] | None:
+        """``readResults``: ``<｜tool▁output▁begin｜>`` + content + ``<｜tool▁output▁end｜>``
+        from ``s[k]``, as long as another one follows; the results and the index of the
+        rest."""
         i = self.ids
         out: list[tuple[str, int]] = []
         while True:
-            if not (s and isinstance(s[0], int) and s[0] == i.output_begin):
+            if not self._is(s, k, i.output_begin):
                 return None
-            t, rest = core.take_text(s[1:])
-            if not rest or not isinstance(rest[0], int) or rest[0] != i.output_end:
+            t, j = core.take_text_at(s, k + 1)
+            if not self._is(s, j, i.output_end):
                 return None
             out.append((t, 0))
-            s = rest[1:]
-            if not (s and isinstance(s[0], int) and s[0] == i.output_begin):
-                return out, s
+            k = j + 1
+            if not self._is(s, k, i.output_begin):
+                return out, k
 
-    def split_tail(self, x: str, rest: Stream) -> tuple[str, Stream]:
-        """``splitTail``: before ``<｜tool▁call▁begin｜>`` the text's last ``'\\n'`` opens a
-        later call turn (``'\\n' + '<｜tool▁call▁begin｜>'``)."""
-        if rest and isinstance(rest[0], int) and rest[0] == self.ids.call_begin:
+    def split_tail(self, x: str, s: Stream, k: int) -> tuple[str, bool]:
+        """``splitTail``: before ``<｜tool▁call▁begin｜>`` (at ``s[k]``) the text's last
+        ``'\\n'`` opens a later call turn (``'\\n' + '<｜tool▁call▁begin｜>'``): the text
+        without it and ``True`` (the rest is ``['\\n'] + s[k:]``); else ``(x, False)`` (the
+        rest is ``s[k:]``)."""
+        if self._is(s, k, self.ids.call_begin):
             y = core.strip_suffix("\n", x)
             if y is not None:
-                return y, ["\n", *rest]
-        return x, rest
+                return y, True
+        return x, False
 
-    def _answer(self, after: bool, s: Stream) -> tuple[Any, Stream] | None:
-        """An assistant body after its header: think block, content and
-        ``<｜end▁of▁sentence｜>`` (an ``AssistantTurn``), or, after ``<｜Assistant｜>``,
-        content, ``<｜tool▁calls▁begin｜>`` and the calls (the first ``CallsTurn``)."""
+    def _answer(self, after: bool, s: Stream, k: int) -> tuple[Any, int] | None:
+        """``answer``: an assistant body at ``s[k]``, after its header: think block, content
+        and ``<｜end▁of▁sentence｜>`` (an ``AssistantTurn``), or, after ``<｜Assistant｜>``,
+        content, ``<｜tool▁calls▁begin｜>`` and the calls (the first ``CallsTurn``); the turn
+        and the index of the rest."""
         i = self.ids
-        b = self.body_start(s)
+        b = self.body_start(s, k)
         if b is None:
             return None
-        th, r1 = b
-        x, r2 = core.take_text(r1)
-        if not r2 or not isinstance(r2[0], int):
+        th, x, j = b
+        if j >= len(s) or not isinstance(s[j], int):
             return None
-        if r2[0] == i.eos:
-            return AssistantTurn(after, th, x, 0), r2[1:]
-        if r2[0] == i.calls_begin and not after:
-            rc = self.read_calls(r2[1:])
+        if s[j] == i.eos:
+            return AssistantTurn(after, th, x, 0), j + 1
+        if s[j] == i.calls_begin and not after:
+            rc = self.read_calls(s, j + 1)
             return None if rc is None else (CallsTurn(x, th, tuple(rc[0]), 0), rc[1])
         return None
 
-    def read_turn(self, s: Stream) -> tuple[Any, Stream] | None:
-        """``readTurn``: one turn from the start of ``s`` and the rest."""
+    def read_turn(self, s: Stream, k: int, nl: bool = False
+                  ) -> tuple[Any, int, bool] | None:
+        """``readTurn``: one turn from ``s[k:]`` (from ``['\\n'] + s[k:]`` when ``nl``: the
+        ``'\\n'`` :meth:`split_tail` took off the text before), the index of the rest and
+        whether the rest opens with such a ``'\\n'``."""
         i = self.ids
-        x = s[0]
+        x = "\n" if nl else s[k]
+        r: tuple[Any, int] | None = None
         if isinstance(x, str):
-            if x == "\n":  # a later call turn
-                rc = self.read_calls(s[1:])
-                return None if rc is None else (CallsTurn(None, None, tuple(rc[0]), 0), rc[1])
-            return None
-        rest = s[1:]
-        if x == i.user:
-            t, r = core.take_text(rest)
-            t, r = self.split_tail(t, r)
-            return UserTurn(t, 0), r
-        if x == i.assistant:
-            return self._answer(False, rest)
-        if x == i.outputs_end:
-            return self._answer(True, rest)
-        if x == i.outputs_begin:
-            rr = self.read_results(rest)
-            return None if rr is None else (ResultsTurn(True, tuple(rr[0])), rr[1])
-        if x == i.output_begin:
-            rr = self.read_results(s)
-            return None if rr is None else (ResultsTurn(False, tuple(rr[0])), rr[1])
-        if x == i.think[0]:  # a later call turn with a think block (stable)
-            b = self.body_start(s)
-            if b is None or not b[1] or b[1][0] != "\n":
-                return None
-            rc = self.read_calls(b[1][1:])
-            return None if rc is None else (CallsTurn(None, b[0], tuple(rc[0]), 0), rc[1])
-        return None
+            rc = self.read_calls(s, k if nl else k + 1) if x == "\n" else None  # later calls
+            r = None if rc is None else (CallsTurn(None, None, tuple(rc[0]), 0), rc[1])
+        elif x == i.user:
+            t, j = core.take_text_at(s, k + 1)
+            t, tail = self.split_tail(t, s, j)
+            return UserTurn(t, 0), j, tail
+        elif x == i.assistant:
+            r = self._answer(False, s, k + 1)
+        elif x == i.outputs_end:
+            r = self._answer(True, s, k + 1)
+        elif x == i.outputs_begin:
+            rr = self.read_results(s, k + 1)
+            r = None if rr is None else (ResultsTurn(True, tuple(rr[0])), rr[1])
+        elif x == i.output_begin:
+            rr = self.read_results(s, k)
+            r = None if rr is None else (ResultsTurn(False, tuple(rr[0])), rr[1])
+        elif x == i.think[0]:  # a later call turn with a think block (stable)
+            b = self.body_start(s, k)
+            rc = None if b is None or b[1] != "\n" else self.read_calls(s, b[2])
+            r = None if rc is None else (CallsTurn(None, b[0], tuple(rc[0]), 0), rc[1])
+        return None if r is None else (r[0], r[1], False)
 
     def unlayout(self, s: Stream) -> DConv | None:
         """``unlayout``: a symbol stream back to a lowered conversation (owners 0)."""
         i = self.ids
         if not s or not isinstance(s[0], int) or s[0] != i.bos:
             return None
-        t, rest = core.take_text(s[1:])
-        system, rest = self.split_tail(t, rest)
+        t, k = core.take_text_at(s, 1)
+        system, nl = self.split_tail(t, s, k)
         turns: list[Any] = []
-        while rest:
-            if len(rest) == 1 and rest[0] in (i.assistant, i.outputs_end) and isinstance(
-                    rest[0], int):
-                return DConv(system, 0, tuple(turns), (rest[0] == i.outputs_end, 0))
-            r = self.read_turn(rest)
+        n = len(s)
+        while nl or k < n:
+            if not nl and k == n - 1 and isinstance(s[k], int) and s[k] in (
+                    i.assistant, i.outputs_end):
+                return DConv(system, 0, tuple(turns), (s[k] == i.outputs_end, 0))
+            r = self.read_turn(s, k, nl)
             if r is None:
                 return None
             turns.append(r[0])
-            rest = r[1]
+            k, nl = r[1], r[2]
         return DConv(system, 0, tuple(turns), None)
 
     def unlayout_completion(self, after: bool, s: Stream) -> Any | None:
         """A sampled assistant turn read back: the symbols after the generation prompt, with
         the end of turn (an ``AssistantTurn`` or a ``CallsTurn``)."""
-        r = self._answer(after, s)
-        if r is None or r[1]:
+        r = self._answer(after, s, 0)
+        if r is None or r[1] != len(s):
             return None
         return r[0]
+
+
+@dataclass
+class _OpenResults:
+    """A run of tool results still collecting (``ResultsTurn`` once :meth:`DeepSeek.lower`
+    has read the run: appending to a tuple would copy the run at every result)."""
+
+    first: bool
+    results: list[tuple[Any, int]]
 
 
 def _owner_of(t: Any) -> int | None:

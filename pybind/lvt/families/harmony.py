@@ -194,6 +194,16 @@ def _blocks(i: int, m: Message) -> tuple[Any, Any, list[ToolCall]]:
     return think, content, calls
 
 
+def _last_final(ms: list[Message]) -> int:
+    """The index of the last assistant message without "tool_calls" (-1: none): the
+    template's `future_final_message` holds for the messages before it."""
+    for i in range(len(ms) - 1, -1, -1):
+        n = ms[i]
+        if n.role == Role.ASSISTANT and not any(isinstance(b, ToolCall) for b in n.blocks):
+            return i
+    return -1
+
+
 def _nonempty(p: Any) -> bool:
     return p is not None and len(p) > 0
 
@@ -299,9 +309,10 @@ class Harmony:
             return DevTurn(pre, instr, post, o)
         return DevTurn("", pre + (instr if has else "") + post, "", o)
 
-    def lower_assistant(self, i: int, m: Message, later: list[Message], last: bool,
+    def lower_assistant(self, i: int, m: Message, future: bool, last: bool,
                         out: list[Any]) -> str | None:
-        """Append the turns of an assistant message; the name of its call, if any."""
+        """Append the turns of an assistant message; the name of its call, if any.
+        ``future``: a final answer follows (:func:`_last_final`)."""
         bs = m.blocks
         if len(bs) == 1 and isinstance(bs[0], Sampled):
             out.append(SampledTurn(bs[0].ids, i))
@@ -316,9 +327,6 @@ class Harmony:
                 raise ConversationError(i, "the gpt-oss template raises 'Cannot pass both "
                                         "content and thinking in an assistant message with "
                                         "tool calls!'")
-            # `future_final_message`: an assistant message without "tool_calls" follows
-            future = any(n.role == Role.ASSISTANT and not any(
-                isinstance(b, ToolCall) for b in n.blocks) for n in later)
             a = content if _nonempty(content) else think
             if _nonempty(a) and (self.mode == "stable" or not future):
                 out.append(AnalysisTurn(a, i))
@@ -352,12 +360,12 @@ class Harmony:
         if d is not None:
             turns.append(d)
         last_name: str | None = None
-        rest = ms[i0:]
-        for k, m in enumerate(rest):
-            i = i0 + k
+        final_at = _last_final(ms)  # one pass, not one over the later messages per message
+        for i in range(i0, len(ms)):
+            m = ms[i]
             if m.role == Role.ASSISTANT:
-                last = k == len(rest) - 1 and not c.add_generation_prompt
-                name = self.lower_assistant(i, m, rest[k + 1:], last, turns)
+                last = i == len(ms) - 1 and not c.add_generation_prompt
+                name = self.lower_assistant(i, m, final_at > i, last, turns)
                 # `last_tool_call.name`: set by a call, reset by a final answer (a sampled
                 # turn's call is not read here, so a result right after one is refused)
                 last_name = name

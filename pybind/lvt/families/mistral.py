@@ -474,7 +474,8 @@ class Mistral:
                                         '"description": str, "parameters": object}}')
         at = self.tools_at(c)
         turns: list[Any] = []
-        pend: list[str | None] = []  # `pending`: the ids of the calls not yet answered
+        pend: list[str | None] = []  # `pending` is pend[done:]: the calls not yet answered
+        done = 0  # an index (not pend[1:] at every result: a run of results stays linear)
         for i, m in enumerate(ms):
             if i == 0 and m.role not in (Role.USER, Role.SYSTEM):
                 raise ConversationError(0, "mistral-common: 'Conversation must start with a "
@@ -484,13 +485,14 @@ class Mistral:
                        "alternation" if ms[i - 1].role == m.role else
                        "mistral-common raises 'Unexpected role'")
                 raise ConversationError(i, f"{m.role.value} after {ms[i - 1].role.value}: {why}")
-            t = self.lower_msg(i, m, tools if i == at else None, pend[0] if pend else None)
+            t = self.lower_msg(i, m, tools if i == at else None,
+                               pend[done] if done < len(pend) else None)
             if isinstance(t, ResultTurn) and not (
                     isinstance(turns[-1], ResultTurn)
                     or (isinstance(turns[-1], AssistantTurn) and turns[-1].calls)):
                 raise ConversationError(i, "a tool result must follow a tool call or a result")
-            pend = ([k.id for k in t.calls] if isinstance(t, AssistantTurn) else
-                    pend[1:] if isinstance(t, ResultTurn) else [])
+            pend, done = (([k.id for k in t.calls], 0) if isinstance(t, AssistantTurn) else
+                          (pend, done + 1) if isinstance(t, ResultTurn) else ([], 0))
             turns.append(t)
         if len(ms) > 1 and ms[-1].role == Role.SYSTEM:
             raise ConversationError(len(ms) - 1, "mistral-common refuses a conversation that "
@@ -505,9 +507,7 @@ class Mistral:
 
     def _until(self, s: Stream, k: int, close: int) -> tuple[str, int] | None:
         """The text at ``s[k]`` (maybe empty) and the index after the ``close`` after it."""
-        x = ""
-        if k < len(s) and isinstance(s[k], str):
-            x, k = s[k], k + 1
+        x, k = core.take_text_at(s, k)
         if k < len(s) and s[k] == close and isinstance(s[k], int):
             return x, k + 1
         return None
@@ -567,9 +567,7 @@ class Mistral:
 
     def _assistant(self, s: Stream, k: int) -> tuple[AssistantTurn, int] | None:
         i = self.ids
-        p = ""
-        if k < len(s) and isinstance(s[k], str):
-            p, k = s[k], k + 1
+        p, k = core.take_text_at(s, k)
         calls: list[Call] = []
         if self.version == "v7":
             if k < len(s) and s[k] == i.calls and isinstance(s[k], int):

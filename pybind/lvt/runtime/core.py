@@ -42,6 +42,7 @@ __all__ = [
     "strip_suffix",
     "syms",
     "take_text",
+    "take_text_at",
     "text",
     "text_only",
     "toks",
@@ -133,6 +134,15 @@ def take_text(s: Stream) -> tuple[str, Stream]:
     if s and isinstance(s[0], str):
         return s[0], s[1:]
     return "", s
+
+
+def take_text_at(s: Stream, k: int) -> tuple[str, int]:
+    """``takeText`` of ``s[k:]`` without copying it: the maximal text prefix there and the
+    index of the rest (a reader that walks a stream with an index stays linear in its
+    length, where one that slices off the rest at every step is quadratic)."""
+    if k < len(s) and isinstance(s[k], str):
+        return s[k], k + 1
+    return "", k
 
 
 def split_at_ctrl(t: int, s: Stream) -> tuple[Stream, list[Stream]]:
