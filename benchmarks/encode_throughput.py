@@ -11,7 +11,8 @@ the same synthetic conversations, one run each:
    (``from_openai_batch`` included), fresh encoder, empty span cache;
 4. **the decode-law check's cost**: lvt again with ``strict=True`` (the default: every
    distinct span decoded and compared with its text) and ``strict=False`` (the unsafe
-   opt-out), alternating, ``--repeat`` rounds each (fresh encoders), best of each.
+   opt-out), alternating, ``--repeat`` rounds each (fresh encoders), best of each; and the
+   check alone, timed on the spans lvt encoded.
 
 Before any figure is printed, lvt's ids are asserted equal to the template's for every
 conversation (and the floor's too), so the three pipelines time the same output.
@@ -160,6 +161,15 @@ def bench(family: str, n: int, group: int, repeat: int = 2) -> dict[str, float]:
     row(f"lvt strict=False (best of {repeat})", best[False])
     print(f"  decode-law check cost:       {100 * (best[True] / best[False] - 1):+6.1f}% "
           "(strict=True vs strict=False, same run)")
+    # the check alone, on the spans just encoded (the end-to-end figure above is noisy)
+    cached = list(enc.codec._cache.items())
+    t0 = time.perf_counter()
+    for s, ids in cached:
+        enc.codec.check_decode_law(s, ids)
+    t_check = time.perf_counter() - t0
+    print(f"  decode-law check alone:      {t_check:.3f} s on {len(cached)} spans "
+          f"({sum(len(i) for _, i in cached)} tokens), {100 * t_check / t_lvt:.1f}% of lvt's "
+          "time; plus a one-time byte table per codec")
     print(f"  ids identical on all {n} conversations (lvt = template = floor)")
     print(f"  lvt speed-up over HF:        {t_hf / t_lvt:6.2f}x   (target >= 2.5x)")
     print(f"  lvt time / BPE floor time:   {t_lvt / t_floor:6.2f}x   (target <= 1.0x)")
