@@ -8,7 +8,11 @@ the same synthetic conversations, one run each:
 2. **floor**: BPE alone (``Tokenizer.encode_batch_fast``) on the text the template rendered,
    Jinja time excluded: what any string-then-tokenize pipeline pays at least;
 3. **lvt**: ``ChatEncoder.encode_batch`` from the same OpenAI-style dicts and tool list
-   (``from_openai_batch`` included), fresh encoder, empty span cache.
+   (``from_openai_batch`` included), fresh encoder, empty span cache;
+4. **the decode-law check's cost**: lvt again with ``strict=True`` (the default: every
+   distinct span decoded and compared with its text) and ``strict=False`` (the unsafe
+   opt-out), alternating, ``--repeat`` rounds each (fresh encoders), best of each; and the
+   check alone, timed on the spans lvt encoded.
 
 Before any figure is printed, lvt's ids are asserted equal to the template's for every
 conversation (and the floor's too), so the three pipelines time the same output.
@@ -17,13 +21,15 @@ Conversations: ``--n`` (default 2000) multi-turn rollouts in groups of 8 sharing
 (GRPO), each with a system prompt, the tool schema, an assistant tool call, its result and a
 final answer (with reasoning for Qwen3).
 
-Run: ``.venv/bin/python benchmarks/encode_throughput.py [--n 2000] [--family qwen3]``.
+Run: ``.venv/bin/python benchmarks/encode_throughput.py [--n 2000] [--family qwen3]
+[--repeat 2]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -91,7 +97,7 @@ def make_conversations(n: int, group: int = 8, seed: int = 0, reasoning: bool = 
     return convs
 
 
-def bench(family: str, n: int, group: int) -> dict[str, float]:
+def bench(family: str, n: int, group: int, repeat: int = 2) -> dict[str, float]:
     """Time the three pipelines for one family; returns the figures."""
     from transformers import PreTrainedTokenizerFast
 
@@ -137,15 +143,40 @@ def bench(family: str, n: int, group: int) -> dict[str, float]:
     def row(name: str, t: float) -> None:
         print(f"  {name:<36} {t:8.3f} s  {n / t:10.1f} conv/s  {ntok:7.1f} tok/conv")
 
+    # 4. the decode-law check: checked (default) and unchecked, alternating, fresh encoders
+    best = {True: float("inf"), False: float("inf")}
+    for _ in range(repeat):
+        for strict in (False, True):
+            e = lvt.ChatEncoder.from_tokenizer(tok, family, strict=strict)
+            t0 = time.perf_counter()
+            got = e.encode_batch(from_openai_batch(convs, tools=TOOLS))
+            best[strict] = min(best[strict], time.perf_counter() - t0)
+            if any(a.ids.tolist() != b.ids.tolist() for a, b in zip(got, out, strict=True)):
+                raise SystemExit(f"{family}: strict={strict} gives other ids")
+
     row("HF apply_chat_template(tokenize)", t_hf)
     row("BPE floor (encode_batch_fast, text)", t_floor)
     row("lvt encode_batch", t_lvt)
+    row(f"lvt strict=True  (best of {repeat})", best[True])
+    row(f"lvt strict=False (best of {repeat})", best[False])
+    print(f"  decode-law check cost:       {100 * (best[True] / best[False] - 1):+6.1f}% "
+          "(strict=True vs strict=False, same run)")
+    # the check alone, on the spans just encoded (the end-to-end figure above is noisy)
+    cached = list(enc.codec._cache.items())
+    t0 = time.perf_counter()
+    for s, ids in cached:
+        enc.codec.check_decode_law(s, ids)
+    t_check = time.perf_counter() - t0
+    print(f"  decode-law check alone:      {t_check:.3f} s on {len(cached)} spans "
+          f"({sum(len(i) for _, i in cached)} tokens), {100 * t_check / t_lvt:.1f}% of lvt's "
+          "time; plus a one-time byte table per codec")
     print(f"  ids identical on all {n} conversations (lvt = template = floor)")
     print(f"  lvt speed-up over HF:        {t_hf / t_lvt:6.2f}x   (target >= 2.5x)")
     print(f"  lvt time / BPE floor time:   {t_lvt / t_floor:6.2f}x   (target <= 1.0x)")
     info = enc.codec.cache_info()
     print(f"  lvt span cache: {info['misses']} distinct spans encoded, {info['hits']} hits")
-    return {"hf": t_hf, "floor": t_floor, "lvt": t_lvt}
+    return {"hf": t_hf, "floor": t_floor, "lvt": t_lvt, "strict": best[True],
+            "unchecked": best[False]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,9 +185,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--group", type=int, default=8, help="rollouts per prompt")
     ap.add_argument("--family", choices=["qwen3", "llama3.1"], action="append",
                     help="family to time (default: both)")
+    ap.add_argument("--repeat", type=int, default=2,
+                    help="rounds of the strict=True / strict=False comparison")
     args = ap.parse_args(argv)
+    print(f"{os.cpu_count()} cores")
     for fam in args.family or ["qwen3", "llama3.1"]:
-        bench(fam, args.n, args.group)
+        bench(fam, args.n, args.group, args.repeat)
     return 0
 
 

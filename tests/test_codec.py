@@ -68,6 +68,73 @@ def test_strict_round_trip_check() -> None:
     assert ei.value.position == 1 and ei.value.text == "xAB"
 
 
+def test_decode_law_is_checked_by_default() -> None:
+    """Strict is the default: a normalizer that rewrites text (here: lowercasing) is caught on
+    the first text it changes, with the normaliser named; nothing is cached for it."""
+    b2u = bytes_to_unicode()
+    tok = Tokenizer(models.BPE(vocab={b2u[b]: b for b in range(256)}, merges=[]))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    c = TokenizerCodec(tok, [])
+    assert c.strict and c.encode("ab") == [97, 98]
+    with pytest.raises(CodecLawError) as ei:
+        c.encode("aB")
+    assert ei.value.position == 1 and "Lowercase" in ei.value.reason
+    assert "aB" not in c._cache and c.cache_info()["size"] == 1
+
+
+def _nfc_tokenizer() -> Tokenizer:
+    b2u = bytes_to_unicode()
+    tok = Tokenizer(models.BPE(vocab={b2u[b]: b for b in range(256)}, merges=[]))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def test_unicode_form_moves_to_the_front_end() -> None:
+    """A normalizer that is a Unicode normal form and nothing else is applied by the front end
+    (``normalize``) and left out of the codec: text that is not NFC across a boundary (a JSON
+    escape then a combining mark) encodes as written and decodes back; NFC text encodes as
+    the tokenizer encodes it."""
+    tok = _nfc_tokenizer()
+    c = TokenizerCodec(tok, [])
+    assert c.unicode_form == "NFC" and c.normalization_text() == "NFC"
+    assert c.normalize("e\u0301") == "\u00e9" and c.normalize("\u212b") == "\u00c5"
+    s = '"\\n\u0301"'
+    assert c.decode_bytes(c.encode(s)) == s.encode()
+    assert tok.encode(s).ids != c.encode(s)  # the tokenizer would compose n + U+0301
+    for t in ["caf\u00e9", "\U0001f642 \u4e2d", "\u00e9\u0301"]:
+        assert c.encode(t) == tok.encode(t, add_special_tokens=False).ids
+
+
+def test_normalizer_with_more_than_a_form_stays_in_the_codec() -> None:
+    tok = _nfc_tokenizer()
+    tok.normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Lowercase()])
+    c = TokenizerCodec(tok, [])
+    assert c.unicode_form == "NFC"
+    with pytest.raises(CodecLawError, match="NFC then Lowercase"):
+        c.encode("A")
+
+
+def test_sentencepiece_decoder_rewrite_is_the_front_ends() -> None:
+    """A SentencePiece decoder (``Replace``, ``ByteFallback``, ``Fuse``) rewrites U+2581 as a
+    space: the front end applies the same rewrite, and the codec refuses the marker itself."""
+    vocab = {"<unk>": 0, "\u2581": 1, "a": 2, "b": 3, **{f"<0x{b:02X}>": 4 + b for b in range(256)}}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>", byte_fallback=True))
+    tok.normalizer = normalizers.Replace(" ", "\u2581")
+    tok.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(),
+                                     decoders.Fuse()])
+    c = TokenizerCodec(tok, [])
+    assert c.rewrites == (("\u2581", " "),)
+    assert c.normalize("a\u2581b") == "a b" and c.normalization_text() == "'\u2581' -> ' '"
+    assert c.encode("a b") == [2, 1, 3] and c.decode_bytes([2, 1, 3]) == b"a b"
+    with pytest.raises(CodecLawError, match="Replace"):
+        c.encode("a\u2581b")
+    assert TokenizerCodec(tok, [], strict=False).encode("a\u2581b") == [2, 1, 3]
+
+
 def test_cache_is_bounded_lru_and_batches_misses(toy_tok) -> None:
     c = TokenizerCodec(toy_tok, [], cache_size=2)
     assert c.encode_many(["a", "b", "a"]) == [[97], [98], [97]]

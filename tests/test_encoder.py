@@ -3,6 +3,7 @@ parsing back, sampled turns, the loss mask, errors, fingerprints, threads."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import unicodedata
@@ -121,6 +122,55 @@ def test_qwen_text_is_nfc_normalised(qwen3) -> None:
     b = qwen3.encode(Conversation([_user("café")]))
     assert a == b
     assert qwen3.parse(a.ids).messages[0].blocks[0].payload.text == "café"
+
+
+def test_qwen_normalises_before_json_escaping(qwen3) -> None:
+    """NFC applies to the user's strings, never to their JSON escapes: a ``\\n`` followed by
+    U+0301 stays an escape and a combining mark (the tokenizer's NFC on the rendered JSON
+    would make it ``\\ń``, which is not JSON), in a tool description and in argument values
+    given as a JSON string; both encode and parse back to JSON equal to the normalised input.
+    (ASCII escapes of text that is not NFC are what the template writes and its tokenizer
+    reads: kept as written.)"""
+    tools = [{"type": "function", "function": {
+        "name": "f", "description": "\n\u0301", "parameters": {
+            "type": "object", "properties": {"v": {"type": "string",
+                                                  "description": "e\u0301\n\u0301"}}}}}]
+    c = Conversation([_user("hi")], True, tools)
+    back = qwen3.parse(qwen3.encode(c).ids)
+    fn = dict(dict(back.tools[0].members)["function"].members)
+    assert fn["description"] == "\n\u0301"
+    v = dict(dict(dict(fn["parameters"].members)["properties"].members)["v"].members)
+    assert v["description"] == "\u00e9\n\u0301"  # NFC of the string, before escaping
+    assert qwen3.encode(back) == qwen3.encode(c)
+
+    for args, want in [('{"v": "x\\n\u0301y"}', {"v": "x\n\u0301y"}),
+                       ('{"v": "e\u0301", "w": "\\n\u0301"}', {"v": "\u00e9", "w": "\n\u0301"}),
+                       ('{"v": "\\u0065\\u0301"}', {"v": "e\u0301"})]:  # kept as written
+        c = Conversation([_user("hi"), Message(Role.ASSISTANT, (ToolCall("f", args),))])
+        out = qwen3.encode(c)
+        got = qwen3.parse(out.ids).messages[1].blocks[0].args
+        assert json.loads(got) == want, (args, got)
+        assert qwen3.encode(qwen3.parse(out.ids)) == out
+    # text arguments (not JSON) are the user's text: NFC as text
+    c = Conversation([_user("hi"), Message(Role.ASSISTANT, (ToolCall("f", "e\u0301"),))])
+    assert qwen3.parse(qwen3.encode(c).ids).messages[1].blocks[0].args == "\u00e9"
+
+
+def test_qwen_json_arguments_keep_the_templates_text_when_nfc_is_harmless(qwen3) -> None:
+    """Arguments whose NFC text is JSON of the normalised value keep the template's text (NFC
+    of what was written): same ids as the tokenizer applied to the written text."""
+    args = '{"city":  "Zu\u0308rich"}'
+    c = Conversation([_user("hi"), Message(Role.ASSISTANT, (ToolCall("f", args),))])
+    norm = qwen3.normalize(c).messages[1].blocks[0].args
+    assert norm == unicodedata.normalize("NFC", args)
+
+
+def test_decode_law_is_checked_by_default(qwen3) -> None:
+    assert qwen3.codec.strict
+    unchecked = lvt.ChatEncoder.from_tokenizer(qwen3.tokenizer, "qwen3", strict=False)
+    assert not unchecked.codec.strict
+    c = Conversation([_user("hi \U0001f642 e\u0301")])
+    assert unchecked.encode(c) == qwen3.encode(c)
 
 
 @pytest.mark.parametrize(("fmt", "tok", "msgs", "match"), [

@@ -614,3 +614,35 @@ def test_v7_refuses_only_what_does_not_read_back_not_non_json(encs: Any) -> None
     for bad in ("a, b", "x]", "}", '"abc', '{"a": 1', "[1"):
         with pytest.raises(ConversationError, match="would not read back from the v7"):
             enc.encode_openai(msgs(bad))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_whitespace_content_and_empty_arguments_round_trip(encs: Any, refs: Any,
+                                                           version: str) -> None:
+    """Encode and parse share one rule, mistral-common's: assistant content of spaces only is
+    rendered (as nothing: ``rstrip(" ")``) and ``""`` is refused, by both; the render of
+    spaces reads back as content ``" "``, which renders the same ids. Empty arguments are
+    written as ``{}``, as mistral-common writes them, and read back as ``"{}"``."""
+    enc = encs[version, False]
+    for content in (" ", "   "):
+        msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": content}]
+        out = enc.encode_openai(msgs)
+        assert out.ids.tolist() == refs[version].render(msgs)
+        back = enc.parse(out.ids)
+        assert back.messages[1].blocks == (Plain(Text(" ")),)
+        assert enc.encode(back) == out
+    for content in ("", None):
+        msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": content}]
+        with pytest.raises(ConversationError, match="neither content nor tool calls"):
+            enc.encode_openai(msgs)
+        with pytest.raises(Exception, match="Invalid assistant message"):
+            refs[version].render(msgs)
+    for args in ("", "{}"):
+        msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None,
+                "tool_calls": [{"id": "abcdefghi", "type": "function",
+                                "function": {"name": "f", "arguments": args}}]}]
+        out = enc.encode_openai(msgs)
+        assert out.ids.tolist() == refs[version].render(msgs)
+        back = enc.parse(out.ids)
+        assert [b.args for b in back.messages[1].blocks] == ["{}"]
+        assert enc.encode(back) == out

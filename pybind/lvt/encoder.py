@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,20 +29,17 @@ import numpy as np
 from lvt import formats as _formats
 from lvt.errors import (
     ArgumentError,
+    CodecLawError,
     ConversationError,
     NativeLibraryError,
     ParseError,
 )
 from lvt.families import unlower
+from lvt.frontend import locate_codec_error, normalize_text
 from lvt.jsonfmt import map_strings
 from lvt.model import (
     Block,
     Conversation,
-    Message,
-    Plain,
-    Reasoning,
-    Text,
-    ToolCall,
     check_bool,
     check_token_ids,
 )
@@ -52,7 +48,7 @@ from lvt.runtime import core, recipe
 from lvt.runtime.codec import TokenizerCodec, as_tokenizer
 from lvt.zoo.source import default_format, load_tokenizer, tokenizer_class
 
-__all__ = ["ChatEncoder", "Encoded"]
+__all__ = ["ChatEncoder", "Encoded", "normalize_text"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,12 +101,15 @@ class ChatEncoder:
         format_name: str = "custom",
         format_spec: _formats.FormatSpec | None = None,
         options: Mapping[str, Any] | None = None,
-        strict: bool = False,
+        strict: bool = True,
         cache_size: int = 65536,
         backend: str | None = None,
     ) -> None:
         """``backend``: ``None`` (the native library when it is found, else the reference),
         ``"reference"`` or ``"native"`` (raises :class:`NativeLibraryError` without one).
+        ``strict`` (default ``True``): check the decode law on every distinct text span
+        (:class:`~lvt.runtime.codec.TokenizerCodec`); ``strict=False`` is unsafe (a text the
+        tokenizer rewrites renders as another conversation and nothing notices).
 
         Raises:
             ArgumentError: ``strict`` is not a bool, ``cache_size`` not a non-negative int,
@@ -154,7 +153,7 @@ class ChatEncoder:
         cls,
         tok: Any,
         format: str | None = None,
-        strict: bool = False,
+        strict: bool = True,
         cache_size: int = 65536,
         backend: str | None = None,
         **options: Any,
@@ -187,7 +186,7 @@ class ChatEncoder:
         return enc
 
     @classmethod
-    def from_hf(cls, tokenizer: Any, strict: bool = False, cache_size: int = 65536,
+    def from_hf(cls, tokenizer: Any, strict: bool = True, cache_size: int = 65536,
                 backend: str | None = None, **options: Any) -> ChatEncoder:
         """An encoder for the model entry that reproduces ``tokenizer``'s own chat template
         (:func:`lvt.formats.detect.detect`: by the template's hash, confirmed on a probe corpus
@@ -254,16 +253,17 @@ class ChatEncoder:
         return self._family.lower(self.normalize(conv))
 
     def normalize(self, conv: Conversation) -> Conversation:
-        """The conversation with its text in the Unicode normal form the tokenizer applies
-        (Qwen: NFC), so that decoding gives the text back (the codec law). Identity for
-        tokenizers without a normaliser."""
-        form = self._codec.unicode_form
-        if form is None:
+        """The conversation as the tokenizer reads it: every text a user writes (payloads,
+        tool-call names, ids and argument strings, tool-definition strings) through
+        :meth:`TokenizerCodec.normalize <lvt.runtime.codec.TokenizerCodec.normalize>` (Qwen:
+        NFC; Gemma: ``"\u2581"`` to a space), before any JSON escaping
+        (:func:`lvt.frontend.normalize_args`), so that decoding the render gives the text back
+        (the decode law) and ``parse`` returns this conversation's texts. Identity for
+        tokenizers without a normalisation."""
+        codec = self._codec
+        if codec.unicode_form is None and not codec.rewrites:
             return conv
-
-        def f(s: str) -> str:
-            return s if unicodedata.is_normalized(form, s) else unicodedata.normalize(form, s)
-
+        f = codec.normalize
         tools = conv.tools
         if tools is not None:
             with self._memo_lock:
@@ -319,7 +319,10 @@ class ChatEncoder:
             ConversationError: ``conv`` is not a :class:`~lvt.model.Conversation`, or is not
                 valid for the format (message index and reason; a token payload with an id
                 outside the vocabulary included).
-            CodecLawError: the tokenizer broke a codec law on one of the texts.
+            CodecLawError: the tokenizer broke a codec law on one of the texts (a text
+                encodes to a control token, or does not decode back to itself after the
+                front-end normalisation): ``message_index`` and the reason name the message
+                and its text, and the normalisation involved.
         """
         return self.encode_batch([conv])[0]
 
@@ -331,7 +334,8 @@ class ChatEncoder:
             ArgumentError: ``convs`` is not an iterable of conversations (one
                 :class:`~lvt.model.Conversation` on its own is refused: use :meth:`encode`).
             ConversationError: as :meth:`encode`, naming the conversation of the batch.
-            CodecLawError: as :meth:`encode`.
+            CodecLawError: as :meth:`encode`, naming the conversation of the batch
+                (``conversation_index``).
         """
         if isinstance(convs, Conversation):
             raise ArgumentError("convs", "expected an iterable of Conversation, got one "
@@ -347,7 +351,10 @@ class ChatEncoder:
             except ConversationError as e:
                 raise _in_batch(e, n, len(convs)) from None
         spans = list(dict.fromkeys(s for items in layouts for s in core.spans_of(items)))
-        table = dict(zip(spans, self._codec.encode_tuples(spans), strict=True))
+        try:
+            table = dict(zip(spans, self._codec.encode_tuples(spans), strict=True))
+        except CodecLawError as e:  # name the message (and conversation) the text is in
+            raise locate_codec_error(e, layouts, self._codec) from None
         out = []
         for items in layouts:
             ids, loss, own, _ = core.encode_items(self._codec, items, table)
@@ -557,24 +564,6 @@ def _select_native(backend: str | None) -> Any:
     if backend == "native" and nb is None:
         raise NativeLibraryError(f"the native backend was asked for: {_native.reason()}")
     return nb
-
-
-def normalize_text(conv: Conversation, f: Any, tools: Any = ...) -> Conversation:
-    """Apply ``f`` to every text of a conversation: payloads, tool-call names and arguments,
-    and the strings of the tool definitions (or use ``tools``, already normalised)."""
-    def block(b: Any) -> Any:
-        if isinstance(b, Plain | Reasoning) and isinstance(b.payload, Text):
-            return type(b)(Text(f(b.payload.text)))
-        if isinstance(b, ToolCall):
-            return ToolCall(f(b.name), f(b.args), None if b.id is None else f(b.id))
-        return b
-
-    return Conversation(
-        [Message(m.role, [block(b) for b in m.blocks]) for m in conv.messages],
-        conv.add_generation_prompt,
-        tools if tools is not ... else
-        None if conv.tools is None else [map_strings(t, f) for t in conv.tools],
-    )
 
 
 def _in_batch(e: ConversationError, n: int, total: int) -> ConversationError:

@@ -96,15 +96,19 @@ class CodecLawError(LvtError):
     """The tokenizer broke one of the two codec laws of the formal model.
 
     Either a text encoded to a reserved (control) token, or decoding the encoding of a text
-    did not give the text back (checked when the codec is strict).
+    did not give the text back after the front-end normalisation (checked by default; a codec
+    built with ``strict=False`` skips this check). ``ChatEncoder.encode``/``encode_batch``
+    name the message (and, in a batch, the conversation) the text came from.
 
     Attributes:
-        text: the text that was encoded.
+        text: the text that was encoded (a whole span: literals and message text).
         token_id: the offending token id (``-1`` for a round-trip failure with no single
             token to blame).
         position: index of the offending token in the encoding of ``text`` (for a
             round-trip failure, the first differing byte of the decoded text).
         message_index: index of the message the text came from, when known.
+        conversation_index: index of the conversation in an ``encode_batch`` of several,
+            else ``None``.
     """
 
     def __init__(
@@ -119,6 +123,7 @@ class CodecLawError(LvtError):
         self.token_id = token_id
         self.position = position
         self.message_index = message_index
+        self.conversation_index: int | None = None
         self.reason = reason
         shown = text if len(text) <= 80 else text[:77] + "..."
         where = "" if message_index is None else f" (message {message_index})"

@@ -224,7 +224,7 @@ class EncoderPool:
     (same family, options and fingerprint); those whose control ids agree share one codec.
     """
 
-    def __init__(self, tokenizer: Any, *, strict: bool = False) -> None:
+    def __init__(self, tokenizer: Any, *, strict: bool = True) -> None:
         self.tokenizer = tokenizer
         self.strict = strict
         self._encoders: dict[tuple[str, str], Any] = {}

@@ -243,6 +243,11 @@ def unlower(family: Any, q: Any) -> Conversation:
     if isinstance(family, mistral.Mistral):
         ut = next((t for t in q.turns if isinstance(t, mistral.UserTurn) and t.tools), None)
         for t in q.turns:
+            if isinstance(t, mistral.AssistantTurn) and t.p == "" and not t.calls:
+                # `[/INST]</s>`: mistral-common refuses content "" but writes "  " (any run of
+                # spaces, `rstrip(" ")`-ed) as nothing; read back as the shortest such content
+                msgs.append(Message(Role.ASSISTANT, (Plain(Text(" ")),)))
+                continue
             msgs += _mistral_turn(t)
         if ut is None:
             return Conversation(msgs, False, None)
@@ -258,10 +263,16 @@ def unlower(family: Any, q: Any) -> Conversation:
             msgs += _gemma_turn(t, j == 0)
         return Conversation(msgs, q.prompt is not None, None)
     if isinstance(family, qwen.Qwen):
-        for t in q.turns:
+        for j, t in enumerate(q.turns):
             if isinstance(t, qwen.ToolsSystem):
                 tools = _tools(t.tools)
             msgs += _qwen_turn(t)
+            if family.mode == "exact" and isinstance(t, qwen.AssistantTurn) and \
+                    t.think == "" and j + 1 < len(q.turns):
+                # an empty think block before the last message: the template writes one only
+                # for reasoning that is not empty, all newlines (stripped): read back as "\n"
+                m = msgs[-1]
+                msgs[-1] = Message(m.role, (Reasoning(Text("\n")), *m.blocks))
     else:
         for t in q.turns:
             if isinstance(t, llama.SystemTurn) and t.env:

@@ -13,8 +13,19 @@ the formal model, with the two codec laws enforced at run time.
 * Law ``encode_free``: every encoding the tokenizer returns is scanned for reserved ids before
   it is cached or returned (:class:`~lvt.errors.CodecLawError` naming the text, the token and
   its position). Cached encodings were scanned when they were produced and are immutable.
-* Law ``decode_encode``: with ``strict=True`` every fresh encoding is decoded through the byte
-  table and compared with the UTF-8 bytes of the text.
+* Law ``decode_encode``: by default (``strict=True``) every fresh encoding is decoded through
+  the byte table and compared with the UTF-8 bytes of the text (once per distinct text: the
+  cache keeps only checked encodings). A failure is a :class:`~lvt.errors.CodecLawError`
+  whose reason names the tokenizer's normalisation. ``strict=False`` skips this check: unsafe,
+  since a text the tokenizer rewrites (Gemma's ``"a\u2581b"`` encodes as ``"a b"``) then
+  renders as another conversation and nothing notices.
+* The tokenizer's own normalisation moves to the front end (:meth:`TokenizerCodec.normalize`,
+  which :meth:`lvt.encoder.ChatEncoder.normalize` applies to every text a user writes):
+  a Unicode normal form (Qwen's NFC) is applied to each user text, *before* any JSON escaping,
+  and the codec encodes without it (so an escape such as ``\\n`` followed by U+0301 is not
+  composed into ``\\ń`` inside the rendered JSON); a SentencePiece decoder's deterministic
+  rewrites (Gemma's ``Replace("\u2581", " ")``) are applied to user text too, so the text the
+  render holds is what decoding gives back.
 """
 
 from __future__ import annotations
@@ -23,8 +34,10 @@ import hashlib
 import json
 import re
 import threading
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -63,7 +76,10 @@ def _top_level_field(js: str, key: str) -> tuple[Any, int, int] | None:
 
 
 def text_only_tokenizer(
-    tok: Tokenizer, js: str | None = None, reserved: Iterable[int] | None = None
+    tok: Tokenizer,
+    js: str | None = None,
+    reserved: Iterable[int] | None = None,
+    drop_unicode_form: bool = False,
 ) -> Tokenizer:
     """A copy of ``tok`` that never produces a reserved token from text.
 
@@ -71,7 +87,11 @@ def text_only_tokenizer(
     are flagged special and special-token parsing is switched off
     (``encode_special_tokens = True``), so they are encoded as ordinary text; every other
     added token keeps being matched in text, as the template's tokenizer matches it. (Added
-    tokens are kept in the copy: removing some would renumber the others.)"""
+    tokens are kept in the copy: removing some would renumber the others.)
+
+    ``drop_unicode_form``: when the normalizer is a Unicode normal form and nothing else
+    (:func:`pure_unicode_form`), the copy has no normalizer: the caller applies the form to
+    the text it writes (before escaping it), and the copy encodes exactly what it is given."""
     js = tok.to_str() if js is None else js
     f = _top_level_field(js, "added_tokens")
     if f is not None:
@@ -79,6 +99,10 @@ def text_only_tokenizer(
         added = [dict(a, special=True) if res is None or int(a["id"]) in res else a
                  for a in f[0]]
         js = js[: f[1]] + json.dumps(added, ensure_ascii=False) + js[f[2] :]
+    if drop_unicode_form:
+        n = _top_level_field(js, "normalizer")
+        if n is not None and pure_unicode_form(n[0]) is not None:
+            js = js[: n[1]] + "null" + js[n[2] :]
     out = Tokenizer.from_str(js)
     out.encode_special_tokens = True
     out.no_truncation()
@@ -115,6 +139,35 @@ def _unicode_form(n: Any) -> str | None:
         forms = [f for f in (_unicode_form(x) for x in n.get("normalizers", [])) if f]
         return forms[-1] if forms else None
     return None
+
+
+def pure_unicode_form(n: Any) -> str | None:
+    """The normal form of a normalizer that applies a Unicode normal form and nothing else
+    (``{"type": "NFC"}``, or a ``Sequence`` of that form alone), else ``None``."""
+    if not isinstance(n, dict):
+        return None
+    if n.get("type") in ("NFC", "NFD", "NFKC", "NFKD"):
+        return str(n["type"])
+    if n.get("type") == "Sequence":
+        forms = {pure_unicode_form(x) for x in n.get("normalizers", [])}
+        if len(forms) == 1 and None not in forms:
+            return forms.pop()
+    return None
+
+
+def _describe_normalizer(n: Any) -> str:
+    """A normalizer as a short phrase (``NFC``, ``Replace(' ' -> '\u2581')``, ...)."""
+    if not isinstance(n, dict):
+        return "none"
+    kind = str(n.get("type"))
+    if kind == "Sequence":
+        parts = [_describe_normalizer(x) for x in n.get("normalizers", [])]
+        return " then ".join(parts) if parts else "none"
+    if kind == "Replace":
+        pat = n.get("pattern", {})
+        pat = pat.get("String", pat.get("Regex")) if isinstance(pat, dict) else pat
+        return f"Replace({pat!r} -> {n.get('content', '')!r})"
+    return kind
 
 
 def _fill_byte_decoder() -> None:
@@ -161,7 +214,10 @@ class TokenizerCodec:
     Args:
         tokenizer: a ``tokenizers.Tokenizer`` or a ``transformers`` fast tokenizer.
         reserved: the control-token ids of the format (text must never encode to them).
-        strict: also check that decoding each fresh encoding gives the text back.
+        strict: check the decode law on every fresh encoding (the default): decoding the ids
+            gives the text back, byte for byte, else :class:`~lvt.errors.CodecLawError`.
+            ``strict=False`` is unsafe: a text the tokenizer rewrites renders as another
+            conversation, silently.
         cache_size: maximum number of texts kept in the LRU cache (0 disables the cache).
     """
 
@@ -169,20 +225,25 @@ class TokenizerCodec:
         self,
         tokenizer: Any,
         reserved: Iterable[int],
-        strict: bool = False,
+        strict: bool = True,
         cache_size: int = 65536,
     ) -> None:
         self._tokenizer = as_tokenizer(tokenizer)
         js = self._tokenizer.to_str()
         reserved = frozenset(int(t) for t in reserved)
-        self._text = text_only_tokenizer(self._tokenizer, js, reserved)
+        self._text = text_only_tokenizer(self._tokenizer, js, reserved, drop_unicode_form=True)
         self._digest = hashlib.sha256(js.encode("utf-8")).hexdigest()
         norm = _top_level_field(js, "normalizer")
         #: The Unicode normal form the tokenizer applies to text ("NFC", "NFKC", ...), or None.
         self.unicode_form: str | None = _unicode_form(norm[0]) if norm is not None else None
+        #: The tokenizer's normalizer in words (for error messages).
+        self.normalizer_text = _describe_normalizer(norm[0] if norm is not None else None)
         dec = _top_level_field(js, "decoder")
         self._byte_level = dec is not None and _is_byte_level_decoder(dec[0])
         self._fallback_steps = None if dec is None else _byte_fallback_steps(dec[0])
+        #: The decoder's deterministic rewrites ``(pattern, replacement)`` that the front end
+        #: applies to text (Gemma: ``("\u2581", " ")``); empty for byte-level decoders.
+        self.rewrites: tuple[tuple[str, str], ...] = tuple(self._fallback_steps or ())
         added = _top_level_field(js, "added_tokens")
         self._added_list: list[dict[str, Any]] = list(added[0]) if added is not None else []
         self._added: dict[int, str] = {int(a["id"]): a["content"] for a in self._added_list}
@@ -197,6 +258,33 @@ class TokenizerCodec:
         self._valid: np.ndarray | None = None
         self.hits = 0
         self.misses = 0
+
+    def normalize(self, s: str) -> str:
+        """The front-end normalisation of one text a user writes: what the tokenizer would
+        make of it, applied before the text is escaped or laid out, so that decoding the
+        render gives exactly this text back (the decode law).
+
+        * the decoder's rewrites (:attr:`rewrites`: Gemma's SentencePiece decoder turns
+          ``"\u2581"`` into a space, so ``"a\u2581b"`` becomes ``"a b"``, which Gemma's
+          tokenizer encodes to the same ids);
+        * then the tokenizer's Unicode normal form (:attr:`unicode_form`: Qwen's NFC).
+
+        Identity for tokenizers with neither (Llama 3, DeepSeek, gpt-oss, Mistral tekken)."""
+        for pat, rep in self.rewrites:
+            if pat in s:
+                s = s.replace(pat, rep)
+        form = self.unicode_form
+        if form is not None and not unicodedata.is_normalized(form, s):  # type: ignore[arg-type]
+            s = unicodedata.normalize(form, s)  # type: ignore[arg-type]
+        return s
+
+    def normalization_text(self) -> str:
+        """What :meth:`normalize` applies, in words (``"NFC"``, ``"'\u2581' -> ' '"``,
+        ``"none"``)."""
+        parts = [f"{p!r} -> {r!r}" for p, r in self.rewrites]
+        if self.unicode_form is not None:
+            parts.append(self.unicode_form)
+        return ", then ".join(parts) if parts else "none"
 
     def _added_special(self) -> dict[int, bool]:
         return {int(a["id"]): bool(a.get("special")) for a in self._added_list}
@@ -263,6 +351,11 @@ class TokenizerCodec:
                 cache.popitem(last=False)
         return [r if r is not None else fresh[s] for r, s in zip(out, texts, strict=True)]
 
+    def raw_encode(self, text: str) -> list[int]:
+        """The encoding of ``text`` by the text copy of the tokenizer, with no law checked
+        and no cache (for diagnostics)."""
+        return list(self._text.encode(text, add_special_tokens=False).ids)
+
     def _encode_fresh(self, texts: list[str]) -> dict[str, tuple[int, ...]]:
         for s in texts:
             _check_scalar_values(s)
@@ -278,22 +371,45 @@ class TokenizerCodec:
                 pos = next(j for j, t in enumerate(ids) if t in reserved)
                 raise CodecLawError(s, ids[pos], pos, "text encoded to a reserved token")
             if self.strict:
-                self._check_round_trip(s, ids)
+                self.check_decode_law(s, ids)
             fresh[s] = ids
         return fresh
 
-    def _check_round_trip(self, s: str, ids: Sequence[int]) -> None:
-        got = self.decode_bytes(ids)
+    def check_decode_law(self, s: str, ids: Sequence[int]) -> None:
+        """The decode law on one encoding: ``decode_bytes(ids)`` is the UTF-8 of ``s``.
+
+        Raises:
+            CodecLawError: it is not (``position``: the first differing byte; the reason
+                names the tokenizer's normalisation and what the front end applies).
+        """
         want = s.encode("utf-8")
-        if got != want:
-            pos = next(
-                (j for j, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
-                min(len(got), len(want)),
-            )
-            raise CodecLawError(
-                s, -1, pos, f"decoding the encoding does not give the text back "
-                f"(first differing byte {pos})"
-            )
+        got = self._decode_valid(ids)
+        if got == want:
+            return
+        pos = next((j for j, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
+                   min(len(got), len(want)))
+        at = len(want[:pos].decode("utf-8", "ignore"))
+        raise CodecLawError(
+            s, -1, pos,
+            f"decoding the encoding does not give the text back (first differing byte {pos}, "
+            f"character {at}: {s[at:at + 8]!r} reads back as "
+            f"{got[pos:pos + 8].decode('utf-8', 'replace')!r}); the tokenizer's normalizer is "
+            f"{self.normalizer_text}, lvt's front end applies {self.normalization_text()} "
+            "(text a tokenizer rewrites otherwise cannot be rendered faithfully)")
+
+    def _decode_valid(self, ids: Sequence[int]) -> bytes:
+        """:meth:`decode_bytes` of ids the tokenizer produced (no range check: one C-level
+        gather through the byte table)."""
+        table = self._table()
+        if table is None or not ids:
+            return self.decode_bytes(ids)
+        if len(ids) == 1:
+            b = table[ids[0]]
+            return b if b is not None else self.decode_bytes(ids)
+        try:
+            return b"".join(itemgetter(*ids)(table))
+        except (TypeError, IndexError):  # an id without bytes: the checked path says which
+            return self.decode_bytes(ids)
 
     # -- decoding ---------------------------------------------------------------------------
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
+from lvt.errors import CodecLawError
+
 __all__ = [
     "CTRL",
     "TEXT",
@@ -382,7 +384,10 @@ def decode_syms_at(
         if j < n:
             out.append(int(ids[j]))
         start = j + 1
-    encoded = codec.encode_tuples([s for _, _, s in runs])
+    try:
+        encoded = codec.encode_tuples([s for _, _, s in runs])
+    except CodecLawError as e:  # a decoded text that does not encode lawfully: no render
+        return None, next((a for a, _, s in runs if s == e.text), runs[0][0])
     for (a, b, _), e in zip(runs, encoded, strict=True):
         if e != tuple(ids[a:b]):
             return None, a
