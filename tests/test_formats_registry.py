@@ -52,7 +52,7 @@ def test_which_formats_have_their_extension_property_proven() -> None:
     assert proven == {"qwen2.5", "qwen2.5-math", "qwen2.5-vl", "qwen3", "qwen3-stable",
                       "qwen3-2507-instruct", "qwen3-2507-thinking", "llama3.1", "llama3.2",
                       "gemma3", "gpt-oss", "gpt-oss-stable", "mistral", "mistral-stable",
-                      "deepseek-r1", "deepseek-r1-stable"}
+                      "deepseek-r1", "deepseek-r1-stable", "deepseek-r1-distill-qwen"}
     for n in set(lvt.format_names()) - proven:  # an unproven property says it is tested
         assert "tested" in lvt.FORMATS[n].extension, n
 
@@ -98,27 +98,38 @@ def test_recorded_parity_figure_is_the_measured_one(fmt: str, figures: Any) -> N
 
 
 def _check_no_tools_note(fmt: str, fig: Any) -> None:
-    """A model without tool syntax (Qwen2.5-VL): every conversation outside the allowed
-    differences has tools and is refused by lvt with the typed error that says so."""
+    """A model without tool syntax (Qwen2.5-VL, R1-Distill): every conversation outside the
+    allowed differences has tools (or, where the template keeps only the last system message,
+    several system messages) and is refused by lvt with the typed error that says so."""
     from lvt.compare import parity
     from lvt.compare.check import make_checker
 
     d = parity.find_corpus(ROOT / "tests")
     benign, adv = parity.load_corpus(fig.family, d)
     checker = make_checker(None, fmt).checker
-    counts = [0, 0]
+    joins = lvt.FORMATS[fmt].params.get("join_systems", True)
+    counts, systems = [0, 0], [0, 0]
     for k, (convs, bad) in enumerate(((benign, fig.benign_not_allowed),
                                       (adv, fig.adversarial_not_allowed))):
         for c in convs:
             if c.id in bad:
                 r = checker.check(c)
-                assert r.status == "lvt_error" and "no tool syntax" in (r.error or ""), c.id
-                assert c.tools or any(m.get("role") == "tool" or m.get("tool_calls")
-                                      for m in c.messages), c.id
-                counts[k] += 1
+                assert r.status == "lvt_error", c.id
+                if "no tool syntax" in (r.error or ""):
+                    assert c.tools or any(m.get("role") == "tool" or m.get("tool_calls")
+                                          for m in c.messages), c.id
+                    counts[k] += 1
+                else:
+                    assert not joins and "only the last system message" in (r.error or ""), c.id
+                    assert sum(m.get("role") == "system" for m in c.messages) > 1, c.id
+                    systems[k] += 1
     spec = lvt.FORMATS[fmt]
     assert spec.parity is not None
-    assert f"the {counts[0]} benign and {counts[1]} adversarial conversations" in spec.parity
+    assert (f"the {counts[0] + systems[0]} benign and {counts[1] + systems[1]} adversarial "
+            "conversations") in spec.parity
+    if not joins:
+        assert f"{counts[0]} and {counts[1]} with tools" in spec.parity
+        assert f"{systems[0] + systems[1]} with several system messages" in spec.parity
 
 
 def _check_mistral_note(fmt: str, fig: Any) -> None:

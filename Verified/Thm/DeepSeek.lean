@@ -41,6 +41,12 @@ public section
   generic `parse_render`, `render_parse`, `render_injective` and `no_forgery` hold for them
   (`r1_parse_render`, `r1_render_parse`, `r1_render_injective`, `r1_no_forgery`).
 
+* Model entries: every theorem above is stated for any `DsFmt`, so it holds for
+  DeepSeek-R1-Distill-Qwen (`distill`: the generation prompt opens `<think>\n`, no tool
+  syntax, one system message) as for R1; `distill_lawful` needs only its distinct ids
+  (`decide`). `distill_render` pins the entry's literals (the golden render of a fixed
+  conversation); `distill_refuses_calls`, `distill_refuses_systems`: what it does not admit.
+
 * `extension_layout`, `extension_ids` (`Thm/DeepSeekPrefix.lean`): the extension property
   with its exceptions, for layouts in both modes and for ids, mask and owners when the first
   appended message is not a call message.
@@ -57,7 +63,7 @@ open Verified
 theorem r1Ids_wf : r1Ids.wf = true := by decide
 
 /-- Both shipped formats use the reference ids. -/
-theorem format_wf (m : Mode) : (⟨r1Ids, m⟩ : DsFmt).ids.wf = true := r1Ids_wf
+theorem format_wf (m : Mode) : (r1 m).ids.wf = true := r1Ids_wf
 
 /-- Every control token of a layout is reserved. -/
 theorem ctrl_reserved (f : DsFmt) (l : DConv) :
@@ -80,9 +86,9 @@ theorem unlayout_sound (f : DsFmt) (s : List Sym) (l : DConv)
 /-- A run of tool results at the end is closed by `<｜tool▁outputs▁end｜>` (`{% if ns.is_tool
 %}`); a user message appended after it writes none: not a prefix. -/
 theorem not_prefix_after_results (m : Mode) :
-    ∃ ms ns l l', lower ⟨r1Ids, m⟩ ⟨ms, none, false⟩ = some l ∧
-      lower ⟨r1Ids, m⟩ ⟨ms ++ ns, none, false⟩ = some l' ∧
-      ¬ (syms (layout ⟨r1Ids, m⟩ l) <+: syms (layout ⟨r1Ids, m⟩ l')) := by
+    ∃ ms ns l l', lower (r1 m) ⟨ms, none, false⟩ = some l ∧
+      lower (r1 m) ⟨ms ++ ns, none, false⟩ = some l' ∧
+      ¬ (syms (layout (r1 m) l) <+: syms (layout (r1 m) l')) := by
   cases m <;>
   · refine ⟨[⟨.user, [.plain (.text ['q'])]⟩, ⟨.assistant, [.toolCall ['f'] ['{', '}'] none]⟩,
         ⟨.tool, [.plain (.text ['r'])]⟩], [⟨.user, [.plain (.text ['a'])]⟩], _, _, rfl, rfl, ?_⟩
@@ -92,9 +98,9 @@ theorem not_prefix_after_results (m : Mode) :
 /-- A system message appended later is hoisted right after BOS (`ns.system_prompt`): not a
 prefix. -/
 theorem not_prefix_system (m : Mode) :
-    ∃ ms ns l l', lower ⟨r1Ids, m⟩ ⟨ms, none, false⟩ = some l ∧
-      lower ⟨r1Ids, m⟩ ⟨ms ++ ns, none, false⟩ = some l' ∧
-      ¬ (syms (layout ⟨r1Ids, m⟩ l) <+: syms (layout ⟨r1Ids, m⟩ l')) := by
+    ∃ ms ns l l', lower (r1 m) ⟨ms, none, false⟩ = some l ∧
+      lower (r1 m) ⟨ms ++ ns, none, false⟩ = some l' ∧
+      ¬ (syms (layout (r1 m) l) <+: syms (layout (r1 m) l')) := by
   cases m <;>
   · refine ⟨[⟨.user, [.plain (.text ['q'])]⟩], [⟨.system, [.plain (.text ['s'])]⟩], _, _, rfl,
       rfl, ?_⟩
@@ -103,17 +109,39 @@ theorem not_prefix_system (m : Mode) :
 
 /-- The exact mode writes no think block: the template never reads `reasoning_content`. -/
 theorem exact_drops_reasoning :
-    lower ⟨r1Ids, .exact⟩ ⟨[⟨.user, [.plain (.text ['q'])]⟩,
+    lower (r1 .exact) ⟨[⟨.user, [.plain (.text ['q'])]⟩,
       ⟨.assistant, [.reasoning (.text ['r']), .plain (.text ['a'])]⟩], none, false⟩ =
     some ⟨.text [], 0, [.user (.text ['q']) 0, .assistant false none (.text ['a']) 1], none⟩ :=
   rfl
 
 /-- The stable mode keeps the reasoning as a think block. -/
 theorem stable_keeps_reasoning :
-    lower ⟨r1Ids, .stable⟩ ⟨[⟨.user, [.plain (.text ['q'])]⟩,
+    lower (r1 .stable) ⟨[⟨.user, [.plain (.text ['q'])]⟩,
       ⟨.assistant, [.reasoning (.text ['r']), .plain (.text ['a'])]⟩], none, false⟩ =
     some ⟨.text [], 0, [.user (.text ['q']) 0,
       .assistant false (some (.text ['r'])) (.text ['a']) 1], none⟩ := rfl
+
+/-- DeepSeek-R1-Distill-Qwen's render of a system and a user message with the generation
+prompt: `'<｜begin▁of▁sentence｜>' + system + '<｜User｜>' + content + '<｜Assistant｜><think>\n'`
+in its vocabulary's ids. -/
+theorem distill_render :
+    (lowerEntry distill ⟨[⟨.system, [.plain (.text ['s'])]⟩, ⟨.user, [.plain (.text ['q'])]⟩],
+      none, true⟩).map (fun l => syms (layout distill l)) =
+    some [.ctrl 151646, .ch 's', .ctrl 151644, .ch 'q', .ctrl 151645, .ctrl 151648,
+      .ch '\n'] :=
+  rfl
+
+/-- The Distill entry refuses a tool call (its vocabulary has no tool tokens). -/
+theorem distill_refuses_calls :
+    lowerEntry distill ⟨[⟨.user, [.plain (.text ['q'])]⟩,
+      ⟨.assistant, [.toolCall ['f'] ['{', '}'] none]⟩], none, false⟩ = none :=
+  rfl
+
+/-- The Distill entry refuses a second system message (its template keeps only the last). -/
+theorem distill_refuses_systems :
+    lowerEntry distill ⟨[⟨.system, [.plain (.text ['a'])]⟩, ⟨.system, [.plain (.text ['b'])]⟩,
+      ⟨.user, [.plain (.text ['q'])]⟩], none, false⟩ = none :=
+  rfl
 
 end Verified.DeepSeek
 

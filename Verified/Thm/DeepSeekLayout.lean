@@ -39,6 +39,33 @@ theorem ctlOk_promptItems (a : Bool) (o : Nat) : ∀ it ∈ promptItems f a o, C
   apply ctlOk_ctl
   cases a <;> simp [DsIds.ctrls]
 
+/-- After tool results the generation prompt is its header alone. -/
+theorem genItems_true (o : Nat) : genItems f true o = promptItems f true o := by
+  simp [genItems, thinkOpen]
+
+/-- Without `promptThink` the generation prompt is its header. -/
+theorem genItems_of_not (hp : f.promptThink = false) (a : Bool) (o : Nat) :
+    genItems f a o = promptItems f a o := by
+  simp [genItems, thinkOpen, hp]
+
+/-- With `promptThink` the generation prompt is `'<｜Assistant｜><think>\n'`. -/
+theorem genItems_think (hp : f.promptThink = true) (o : Nat) :
+    genItems f false o = [ctl f.ids.assistant o false, ctl f.ids.think.1 o false,
+      txt ['\n'] o false] := by
+  simp [genItems, thinkOpen, hp, promptItems]
+
+/-- The symbols of the generation prompt: its header, then those of `thinkOpen`. -/
+theorem syms_genItems_eq (a : Bool) (o : Nat) :
+    syms (genItems f a o) =
+      .ctrl (if a then f.ids.outputsEnd else f.ids.assistant) :: syms (thinkOpen f a o) := by
+  simp [genItems, promptItems, ctl, Piece.syms]
+
+theorem ctlOk_genItems (a : Bool) (o : Nat) : ∀ it ∈ genItems f a o, CtlOk f it := by
+  simp only [genItems, Qwen.fa_append]
+  refine ⟨ctlOk_promptItems f a o, ?_⟩
+  cases hp : f.promptThink <;> cases a <;>
+    simp [thinkOpen, hp, or_imp, forall_and, ctlOk_txt, ctlOk_ctl, DsIds.ctrls]
+
 theorem ctlOk_thinkItems (o : Nat) (th : Option LPay) : ∀ it ∈ thinkItems f o th, CtlOk f it := by
   cases th with
   | none => simp [thinkItems]
@@ -86,7 +113,7 @@ theorem ctlOk_turnItems (t : DTurn) : ∀ it ∈ turnItems f t, CtlOk f it := by
       · exact ctlOk_ctl f (by simp [DsIds.ctrls]) _ _
   | sampled a ts o =>
     simp only [turnItems, Qwen.fa_append]
-    refine ⟨ctlOk_promptItems f a o, ?_⟩
+    refine ⟨ctlOk_genItems f a o, ?_⟩
     intro it h
     simp only [List.mem_cons, List.not_mem_nil, or_false] at h
     rcases h with rfl | rfl
@@ -96,7 +123,7 @@ theorem ctlOk_turnItems (t : DTurn) : ∀ it ∈ turnItems f t, CtlOk f it := by
 /-- Where an item of a layout comes from. -/
 theorem mem_layout {q : DConv} {it : Item} (h : it ∈ layout f q) :
     it = ctl f.ids.bos q.sysOwner false ∨ it = pay q.system q.sysOwner false ∨
-      (∃ t ∈ q.turns, it ∈ turnItems f t) ∨ ∃ a o, it ∈ promptItems f a o := by
+      (∃ t ∈ q.turns, it ∈ turnItems f t) ∨ ∃ a o, it ∈ genItems f a o := by
   unfold layout at h
   rcases List.mem_append.mp h with h | h
   · rcases List.mem_append.mp h with h | h
@@ -117,7 +144,7 @@ theorem ctrls_layout (q : DConv) : ∀ t ∈ ctrls (syms (layout f q)), t ∈ f.
   · exact ctlOk_ctl f (by simp [DsIds.ctrls]) _ _ t h
   · exact ctlOk_pay f _ _ _ t h
   · exact ctlOk_turnItems f u it hu t h
-  · exact ctlOk_promptItems f a o it hu t h
+  · exact ctlOk_genItems f a o it hu t h
 
 /-! ## Owners never reach the symbols -/
 
@@ -144,6 +171,10 @@ theorem syms_callsItems (nl : Bool) (o o' : Nat) (ks : List Call) :
 theorem syms_promptItems (a : Bool) (o o' : Nat) :
     syms (promptItems f a o) = syms (promptItems f a o') := by
   simp [promptItems, ctl]
+
+theorem syms_genItems (a : Bool) (o o' : Nat) :
+    syms (genItems f a o) = syms (genItems f a o') := by
+  cases hp : f.promptThink <;> cases a <;> simp [genItems, thinkOpen, hp, promptItems, ctl, txt]
 
 theorem syms_resultsItems (rs : List (LPay × Nat)) :
     syms (rs.flatMap (resultItems f)) =
@@ -172,7 +203,7 @@ theorem syms_turnItems_erase (t : DTurn) : syms (turnItems f t.erase) = syms (tu
     simp only [DTurn.erase, turnItems, syms_append, ← syms_resultsItems]
     congr 1
     split <;> simp [ctl]
-  | sampled a ts o => simp [DTurn.erase, turnItems, ctl, syms_promptItems f a 0 o]
+  | sampled a ts o => simp [DTurn.erase, turnItems, ctl, syms_genItems f a 0 o]
 
 theorem syms_flatMap_turnItems_erase (ts : List DTurn) :
     syms ((ts.map DTurn.erase).flatMap (turnItems f)) = syms (ts.flatMap (turnItems f)) := by
@@ -189,7 +220,7 @@ theorem syms_layout_erase (q : DConv) : syms (layout f q.erase) = syms (layout f
   · simp [ctl, syms_pay s 0 so false false]
   · cases p with
     | none => rfl
-    | some x => simp [syms_promptItems f x.1 0 x.2]
+    | some x => simp [syms_genItems f x.1 0 x.2]
 
 end Verified.DeepSeek
 

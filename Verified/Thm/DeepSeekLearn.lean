@@ -60,7 +60,9 @@ theorem turnItems_itemLearned (t : DTurn) (hna : t.noAsst = true) :
     · rfl
     · simp [DTurn.asstOwner] at this
       exact absurd h (by simp [this])
-  | sampled a ts o => cases a <;> simp [turnItems, promptItems, ctl, itemLearned, turnLearned]
+  | sampled a ts o =>
+    cases hp : f.promptThink <;> cases a <;>
+      simp [turnItems, genItems, thinkOpen, hp, promptItems, ctl, txt, itemLearned, turnLearned]
 
 theorem turns_itemLearned (ts : List DTurn) (h : ∀ t ∈ ts, t.noAsst = true) :
     (ts.flatMap (turnItems f)).flatMap itemLearned = ts.flatMap (turnLearned f) := by
@@ -153,7 +155,7 @@ theorem mask_sampled (codec : Codec) (c : Conversation) (l : DConv) (hl : lower 
       intro x hx hl
       rcases p with _ | ⟨a, o⟩
       · cases hx
-      · rw [promptItems_learn f a o x hx] at hl
+      · rw [genItems_learn f a o x hx] at hl
         cases hl
     have hno : ∀ it ∈ layout f ⟨s, (sys.head?.map Prod.snd).getD 0, us, p⟩,
         it.ann.learn = true → ∀ cs, it.piece ≠ .text cs := by
@@ -168,10 +170,13 @@ theorem mask_sampled (codec : Codec) (c : Conversation) (l : DConv) (hl : lower 
         | calls => simp [DTurn.noAsst] at hna; exact absurd (hna _ ht) (by simp)
         | results => simp [DTurn.asstOwner] at ho
         | sampled a ts o =>
-          have hs' : ∀ it ∈ turnItems f (.sampled a ts o), ∀ cs, it.piece ≠ .text cs := by
-            cases a <;> simp [turnItems, promptItems, ctl]
-          exact hs' it hit cs hp
-      · rw [promptItems_learn f a o it hit] at hlearn
+          simp only [turnItems, List.mem_append] at hit
+          rcases hit with hit | hit
+          · rw [genItems_learn f a o it hit] at hlearn
+            cases hlearn
+          · simp only [List.mem_cons, List.not_mem_nil, or_false] at hit
+            rcases hit with rfl | rfl <;> simp [ctl] at hp
+      · rw [genItems_learn f a o it hit] at hlearn
         cases hlearn
     rw [learned_of_no_learned_text codec _ hno]
     exact key

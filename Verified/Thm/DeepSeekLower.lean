@@ -73,8 +73,9 @@ theorem encode_sampled (c : Codec) (X : List Item) (ts : List Token) (o : Nat) :
     encodeItems_append c _ _ h2, Qwen.encodeItems_toks, List.append_assoc]
   rfl
 
-/-- Inference and training agree: the render with the generation prompt (`<｜Assistant｜>`,
-or a run of tool results' `<｜tool▁outputs▁end｜>`), then the tokens the policy sampled
+/-- Inference and training agree: the render with the generation prompt (`<｜Assistant｜>`, with
+`<think>\n` after it when the entry opens the think block, or a run of tool results'
+`<｜tool▁outputs▁end｜>`), then the tokens the policy sampled
 (learned, owned by the new message), then `<｜end▁of▁sentence｜>`, is the render of the
 conversation with the sampled turn appended — ids, mask and owners. -/
 theorem prompt_prefix (codec : Codec) (ms : List Message) (tools : Option (List Json))

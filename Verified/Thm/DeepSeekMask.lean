@@ -52,6 +52,9 @@ theorem callsItems_owner (nl : Bool) (o : Nat) (ks : List Call) :
 theorem promptItems_learn (a : Bool) (o : Nat) : ∀ it ∈ promptItems f a o, it.ann.learn = false := by
   simp [promptItems, ctl]
 
+theorem genItems_learn (a : Bool) (o : Nat) : ∀ it ∈ genItems f a o, it.ann.learn = false := by
+  cases hp : f.promptThink <;> cases a <;> simp [genItems, thinkOpen, hp, promptItems, ctl, txt]
+
 /-- A learned item of a turn belongs to its assistant message. -/
 theorem turnItems_learn (t : DTurn) :
     ∀ it ∈ turnItems f t, it.ann.learn = true → t.asstOwner = some it.ann.owner := by
@@ -106,7 +109,7 @@ theorem turnItems_learn (t : DTurn) :
   | sampled a ts o =>
     simp only [turnItems, List.mem_append] at h
     rcases h with h | h
-    · rw [promptItems_learn f a o it h] at hl
+    · rw [genItems_learn f a o it h] at hl
       cases hl
     · simp only [List.mem_cons, List.not_mem_nil, or_false] at h
       rcases h with rfl | rfl <;> simp [DTurn.asstOwner, ctl]
@@ -225,7 +228,7 @@ theorem mask_owner (codec : Codec) (c : Conversation) (l : DConv) (hl : lower f 
         (fun t ht => by cases ht) t ht _ ho
       rw [hown]
       exact this
-    · rw [promptItems_learn f a o it hit] at hlearn
+    · rw [genItems_learn f a o it hit] at hlearn
       cases hlearn
   · cases hl
 

@@ -324,7 +324,7 @@ theorem extension_layout (ms ns : List Message) (tools tools' : Option (List Jso
       · rw [hfl] at hfa
         rcases hend with he | ⟨m, ns', rfl, hm⟩
         · rw [hfa] at he; cases he
-        · simp only [↓reduceIte]
+        · simp only [↓reduceIte, genItems_true]
           have := lowerMsgs_answer f m hm ns' _ _ _ _ _ hlow' hacc
           rw [List.reverse_reverse, hfl, hfa] at this
           exact this.trans (List.prefix_append _ _)
@@ -477,9 +477,9 @@ theorem extension_ids (codec : Codec) (ms ns : List Message) (tools tools' : Opt
       cases hfa : fl.inTools
       · simp only [hfa, layout, Bool.false_eq_true, ↓reduceIte, List.append_nil] at hpre ⊢
         have hP : ∀ P : Option (Bool × Nat), HeadCtl (match P with
-            | some (a, o) => promptItems f a o
+            | some (a, o) => genItems f a o
             | none => []) ∨ (match P with
-            | some (a, o) => promptItems f a o
+            | some (a, o) => genItems f a o
             | none => []) = [] := by
           intro P
           match P with
@@ -508,7 +508,8 @@ theorem extension_ids (codec : Codec) (ms ns : List Message) (tools tools' : Opt
       · simp only [hfa, layout, ↓reduceIte] at hpre ⊢
         obtain ⟨R, hR⟩ := hpre
         rw [← hR]
-        simp only [promptItems, ↓reduceIte, List.append_assoc, List.singleton_append]
+        simp only [genItems_true, promptItems, ↓reduceIte, List.append_assoc,
+          List.singleton_append]
         simp only [← List.append_assoc]
         exact encodeItems_prefix_ctl codec _ R _ _ _
     · cases hl'

@@ -293,9 +293,9 @@ theorem extension_ids_first (codec : Codec) (ms ns : List Message)
       cases hfa : fl.inTools
       · simp only [hfa, layout, Bool.false_eq_true, ↓reduceIte, List.append_nil] at hpre ⊢
         have hP : ∀ P : Option (Bool × Nat), HeadCtl (match P with
-            | some (a, o) => promptItems f a o
+            | some (a, o) => genItems f a o
             | none => []) ∨ (match P with
-            | some (a, o) => promptItems f a o
+            | some (a, o) => genItems f a o
             | none => []) = [] := by
           intro P
           match P with
@@ -325,7 +325,8 @@ theorem extension_ids_first (codec : Codec) (ms ns : List Message)
       · simp only [hfa, layout, ↓reduceIte] at hpre ⊢
         obtain ⟨R, hR⟩ := hpre
         rw [← hR]
-        simp only [promptItems, ↓reduceIte, List.append_assoc, List.singleton_append]
+        simp only [genItems_true, promptItems, ↓reduceIte, List.append_assoc,
+          List.singleton_append]
         simp only [← List.append_assoc]
         exact encodeItems_prefix_ctl codec _ R _ _ _
     · cases hl'

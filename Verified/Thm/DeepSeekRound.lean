@@ -13,8 +13,9 @@ public section
 * `readTurns_layout`, `unlayout_read`: the readers read a text layout back turn by turn.
 * `unlayout_layout`: `unlayout` inverts `layout` (up to owners) on every lowered conversation
   whose layout is text-only.
-* `lawful`: both DeepSeek-R1 formats satisfy `Format.Lawful` for ids whose control tokens are
-  distinct, so `parse_render`, `render_parse`, `render_injective` and `no_forgery` of
+* `lawful`: every DeepSeek format (any model entry: R1 exact and stable, R1-Distill-Qwen)
+  satisfies `Format.Lawful` for ids whose control tokens are distinct (`distill_lawful`: by
+  `decide` on its ids), so `parse_render`, `render_parse`, `render_injective` and `no_forgery` of
   `Thm/Format.lean` hold for them (`r1_parse_render`, `r1_render_parse`, `r1_no_forgery`).
 -/
 
@@ -142,7 +143,7 @@ theorem len_turn (t : DTurn) (hok : turnOk f t = true) : 1 ≤ (syms (turnItems 
       obtain ⟨r, rs', rfl⟩ := List.exists_cons_of_ne_nil hok.1
       simp [turnItems, resultItems]
     · simp [turnItems]
-  | sampled a ts o => cases a <;> simp [turnItems, promptItems]
+  | sampled a ts o => simp [turnItems, syms_genItems_eq] <;> omega
 
 theorem size_le (t : DTurn) : t.size ≤ (syms (turnItems f t)).length := by
   cases t with
@@ -185,7 +186,67 @@ theorem turn_ne_single (t : DTurn) (hok : turnOk f t = true) (R : List Sym) (y :
     omega
   | sampled a ts o =>
     have := congrArg List.length h
-    cases a <;> simp [turnItems, promptItems] at this <;> omega
+    simp [turnItems, syms_genItems_eq] at this <;> omega
+
+/-- With `promptThink`, no turn (followed by anything) reads as the bare generation prompt
+`'<｜Assistant｜><think>\n'`: a turn headed `<｜Assistant｜>` is longer, or puts its content or
+`<｜end▁of▁sentence｜>` where the prompt has `<think>`. -/
+theorem turn_ne_think (hw : WfFacts f.ids) (hp : f.promptThink = true) (t : DTurn)
+    (hok : turnOk f t = true) (R : List Sym) :
+    syms (turnItems f t) ++ R ≠ [.ctrl f.ids.assistant, .ctrl f.ids.think.1, .ch '\n'] := by
+  intro h
+  cases t with
+  | user p o =>
+    obtain ⟨r', e⟩ : ∃ r', syms (turnItems f (.user p o)) ++ R = .ctrl f.ids.user :: r' :=
+      ⟨_, rfl⟩
+    rw [e] at h
+    exact hw.ua (Sym.ctrl.inj (List.cons.inj h).1)
+  | assistant a th c o =>
+    cases a
+    · cases th with
+      | some r =>
+        have := congrArg List.length h
+        cases r <;> simp [turnItems, promptItems, thinkItems, pay, ctl, txt, Piece.syms] at this <;> omega
+      | none =>
+        cases c with
+        | text cs =>
+          cases cs <;> simp [turnItems, promptItems, thinkItems, pay, ctl, Piece.syms] at h <;>
+            first | exact hw.et h.1 | exact hw.et h.1.symm | exact hw.et h | exact hw.et h.symm
+        | toks ts =>
+          cases ts <;> simp [turnItems, promptItems, thinkItems, pay, ctl, Piece.syms] at h <;>
+            first | exact hw.et h.1 | exact hw.et h.1.symm | exact hw.et h | exact hw.et h.symm
+    · obtain ⟨r', e⟩ : ∃ r', syms (turnItems f (.assistant true th c o)) ++ R =
+          .ctrl f.ids.outputsEnd :: r' := ⟨_, rfl⟩
+      rw [e] at h
+      exact hw.aoe (Sym.ctrl.inj (List.cons.inj h).1).symm
+  | calls hd th ks o =>
+    simp only [turnOk, Bool.and_eq_true, Bool.not_eq_true', List.isEmpty_eq_false_iff] at hok
+    obtain ⟨k, ks', rfl⟩ := List.exists_cons_of_ne_nil hok.1.2
+    have := congrArg List.length h
+    cases hd <;> simp [turnItems, callsItems, callItems, callType, ctl, txt, Piece.syms] at this <;> omega
+  | results b rs =>
+    simp only [turnOk, Bool.and_eq_true, Bool.not_eq_true', List.isEmpty_eq_false_iff] at hok
+    obtain ⟨r, rs', rfl⟩ := List.exists_cons_of_ne_nil hok.1
+    cases b <;> simp [turnItems, resultItems, ctl, Piece.syms] at h <;>
+      first | exact hw.ao h.1.symm | exact hw.aob h.1.symm | exact hw.ao h.symm |
+        exact hw.aob h.symm
+  | sampled a ts o =>
+    cases a
+    · have := congrArg List.length h
+      simp [turnItems, genItems_think f hp, ctl, txt, Piece.syms] at this <;> omega
+    · obtain ⟨r', e⟩ : ∃ r', syms (turnItems f (.sampled true ts o)) ++ R =
+          .ctrl f.ids.outputsEnd :: r' := ⟨_, rfl⟩
+      rw [e] at h
+      exact hw.aoe (Sym.ctrl.inj (List.cons.inj h).1).symm
+
+/-- No turn (followed by anything) reads as the generation prompt `syms (genItems f false 0)`. -/
+theorem turn_ne_prompt (hw : WfFacts f.ids) (t : DTurn) (hok : turnOk f t = true)
+    (R : List Sym) : syms (turnItems f t) ++ R ≠ syms (genItems f false 0) := by
+  cases hp : f.promptThink
+  · rw [genItems_of_not f hp]
+    exact turn_ne_single f t hok R f.ids.assistant (Ne.symm hw.ua)
+  · rw [genItems_think f hp]
+    exact turn_ne_think f hw hp t hok R
 
 theorem rest_good (hw : WfFacts f.ids) (ts : List DTurn) (p : Option (Bool × Nat))
     (hall : ∀ t ∈ ts, turnOk f t = true) :
@@ -210,9 +271,9 @@ theorem rest_not_ob (hw : WfFacts f.ids) (ts : List DTurn) (p : Option (Bool × 
     rcases p with _ | ⟨a, o⟩
     · cases h
     · cases a
-      · simp [promptSyms, promptItems] at h
+      · simp [promptSyms, syms_genItems_eq] at h
         exact hw.ao h.1
-      · simp [promptSyms, promptItems] at h
+      · simp [promptSyms, syms_genItems_eq] at h
         exact hw.oeo h.1
   | cons t ts =>
     rw [syms_flatMap_cons]
@@ -232,8 +293,9 @@ theorem readTurns_layout (hw : WfFacts f.ids) :
     rcases p with _ | ⟨a, o⟩
     · simp [promptSyms, readTurns]
     · cases a
-      · simp [promptSyms, promptItems, readTurns]
-      · simp [promptSyms, promptItems, readTurns, Ne.symm hw.aoe]
+      · cases hp : f.promptThink <;>
+          simp [promptSyms, readTurns, syms_genItems_eq, thinkOpen, hp, ctl, txt]
+      · simp [promptSyms, readTurns, syms_genItems_eq, thinkOpen, Ne.symm hw.aoe]
   | cons t ts ih =>
     intro p n hall hadj hn
     have ht := hall t List.mem_cons_self
@@ -263,8 +325,7 @@ theorem readTurns_layout (hw : WfFacts f.ids) :
     have hread := readTurn_turn f hw m t ht.1 ht.2 _
       (rest_good f hw ts p (fun t' h' => (hall' t' h').1)) hres
       (by simp only [List.length_append] at hn; omega)
-    have h1 := turn_ne_single f t ht.1 (syms (ts.flatMap (turnItems f)) ++ promptSyms f p)
-      f.ids.assistant (Ne.symm hw.ua)
+    have h1 := turn_ne_prompt f hw t ht.1 (syms (ts.flatMap (turnItems f)) ++ promptSyms f p)
     have h2 := turn_ne_single f t ht.1 (syms (ts.flatMap (turnItems f)) ++ promptSyms f p)
       f.ids.outputsEnd (Ne.symm hw.uoe)
     have hlt : (syms (ts.flatMap (turnItems f)) ++ promptSyms f p).length <
@@ -377,51 +438,71 @@ theorem unlayout_layout (hf : f.ids.wf = true) {c : Conversation} {l : DConv}
     rfl
   · cases hl
 
-/-- Both DeepSeek-R1 formats are lawful for ids whose control tokens are distinct. -/
+/-- The entry's lowering answers as `lower` does, on the conversations it admits. -/
+theorem lower_of_entry {c : Conversation} {l : DConv} (h : lowerEntry f c = some l) :
+    lower f c = some l := by
+  unfold lowerEntry at h
+  split at h
+  · exact h
+  · cases h
+
+/-- Every DeepSeek format (any model entry) is lawful for ids whose control tokens are
+distinct. -/
 theorem lawful (hf : f.ids.wf = true) : (format f).Lawful :=
-  ⟨fun _ _ hl ht => unlayout_layout f hf hl ht, fun s l h => layout_unlayout f s l h,
+  ⟨fun _ _ hl ht => unlayout_layout f hf (lower_of_entry f hl) ht,
+    fun s l h => layout_unlayout f s l h,
     fun l t ht => by
       have := ctrls_layout f l t ht
       simp [format, isReserved, DsIds.reserved, this],
     syms_layout_erase f⟩
 
 /-- The shipped ids: `deepseek-r1` and `deepseek-r1-stable` are lawful. -/
-theorem r1_lawful (m : Mode) : (format ⟨r1Ids, m⟩).Lawful := by
+theorem r1_lawful (m : Mode) : (format (r1 m)).Lawful := by
   have h : r1Ids.wf = true := by decide
+  exact lawful _ h
+
+/-- DeepSeek-R1 admits every conversation: its format lowers as `lower`. -/
+theorem r1_lowerEntry (m : Mode) (c : Conversation) : (format (r1 m)).lower c = lower (r1 m) c := by
+  simp [format, lowerEntry, admits, r1]
+
+/-- The DeepSeek-R1-Distill-Qwen entry is lawful: its control ids are distinct (`decide`). -/
+theorem distill_lawful : (format distill).Lawful := by
+  have h : distillIds.wf = true := by decide
   exact lawful _ h
 
 /-- Parsing the render of a conversation gives back its lowered form (owners erased), for
 both DeepSeek-R1 formats and every lawful codec. -/
 theorem r1_parse_render (m : Mode) {codec : Codec} (hc : codec.Lawful r1Ids.reserved)
-    {c : Conversation} {l : DConv} (hl : lower ⟨r1Ids, m⟩ c = some l)
-    (ht : textOnly (layout ⟨r1Ids, m⟩ l) = true) :
-    (format ⟨r1Ids, m⟩).parse codec (ids (encodeItems codec (layout ⟨r1Ids, m⟩ l))) =
+    {c : Conversation} {l : DConv} (hl : lower (r1 m) c = some l)
+    (ht : textOnly (layout (r1 m) l) = true) :
+    (format (r1 m)).parse codec (ids (encodeItems codec (layout (r1 m) l))) =
       some l.erase :=
-  Format.parse_render (r1_lawful m) hc hl ht
+  Format.parse_render (r1_lawful m) hc ((r1_lowerEntry m c).trans hl) ht
 
 /-- The DeepSeek-R1 parser never invents a conversation: what it accepts re-renders to exactly
 the input tokens. -/
 theorem r1_render_parse (m : Mode) {codec : Codec} {ts : List Token} {l : DConv}
-    (h : (format ⟨r1Ids, m⟩).parse codec ts = some l) :
-    ids (encodeItems codec (layout ⟨r1Ids, m⟩ l)) = ts :=
+    (h : (format (r1 m)).parse codec ts = some l) :
+    ids (encodeItems codec (layout (r1 m) l)) = ts :=
   Format.render_parse (r1_lawful m) h
 
 /-- Two conversations with the same DeepSeek-R1 render have the same lowered form up to
 owners. -/
 theorem r1_render_injective (m : Mode) {codec : Codec} (hc : codec.Lawful r1Ids.reserved)
-    {c d : Conversation} {l l' : DConv} (hl : lower ⟨r1Ids, m⟩ c = some l)
-    (hl' : lower ⟨r1Ids, m⟩ d = some l') (ht : textOnly (layout ⟨r1Ids, m⟩ l) = true)
-    (ht' : textOnly (layout ⟨r1Ids, m⟩ l') = true)
-    (h : ids (encodeItems codec (layout ⟨r1Ids, m⟩ l)) =
-      ids (encodeItems codec (layout ⟨r1Ids, m⟩ l'))) : l.erase = l'.erase :=
-  Format.render_injective_lowered (r1_lawful m) hc hl hl' ht ht' h
+    {c d : Conversation} {l l' : DConv} (hl : lower (r1 m) c = some l)
+    (hl' : lower (r1 m) d = some l') (ht : textOnly (layout (r1 m) l) = true)
+    (ht' : textOnly (layout (r1 m) l') = true)
+    (h : ids (encodeItems codec (layout (r1 m) l)) =
+      ids (encodeItems codec (layout (r1 m) l'))) : l.erase = l'.erase :=
+  Format.render_injective_lowered (r1_lawful m) hc ((r1_lowerEntry m c).trans hl)
+    ((r1_lowerEntry m d).trans hl') ht ht' h
 
 /-- No forgery: the reserved tokens of a DeepSeek-R1 render are exactly the control tokens
 its layout placed, in order. -/
 theorem r1_no_forgery (m : Mode) {codec : Codec} (hc : codec.Lawful r1Ids.reserved)
-    (l : DConv) (ht : textOnly (layout ⟨r1Ids, m⟩ l) = true) :
-    (ids (encodeItems codec (layout ⟨r1Ids, m⟩ l))).filter (isReserved r1Ids.reserved) =
-      ctrls (syms (layout ⟨r1Ids, m⟩ l)) :=
+    (l : DConv) (ht : textOnly (layout (r1 m) l) = true) :
+    (ids (encodeItems codec (layout (r1 m) l))).filter (isReserved r1Ids.reserved) =
+      ctrls (syms (layout (r1 m) l)) :=
   Format.no_forgery (r1_lawful m) hc l ht
 
 end Verified.DeepSeek

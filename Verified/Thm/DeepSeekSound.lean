@@ -371,7 +371,7 @@ theorem readTurn_sound {n : Nat} {s r : List Sym} {t : DTurn}
 
 /-- The symbols of an optional generation prompt. -/
 @[expose] def promptSyms : Option (Bool × Nat) → List Sym
-  | some (a, o) => syms (promptItems f a o)
+  | some (a, o) => syms (genItems f a o)
   | none => []
 
 theorem readTurns_sound :
@@ -388,14 +388,14 @@ theorem readTurns_sound :
       rfl
     · unfold readTurns at h
       simp only at h
-      by_cases h1 : x :: s' = [.ctrl f.ids.assistant]
+      by_cases h1 : x :: s' = syms (genItems f false 0)
       · try dsimp only at h
         try dsimp only at h
         rw [if_pos h1] at h
         simp only [Option.some.injEq, Prod.mk.injEq] at h
         obtain ⟨rfl, rfl⟩ := h
         rw [h1]
-        simp [promptSyms, promptItems]
+        simp [promptSyms]
       · try dsimp only at h
         try dsimp only at h
         rw [if_neg h1] at h
@@ -406,7 +406,7 @@ theorem readTurns_sound :
           simp only [Option.some.injEq, Prod.mk.injEq] at h
           obtain ⟨rfl, rfl⟩ := h
           rw [h2]
-          simp [promptSyms, promptItems]
+          simp [promptSyms, genItems_true, promptItems]
         · try dsimp only at h
           try dsimp only at h
           rw [if_neg h2] at h

@@ -5,7 +5,8 @@ scenario kind (the whole corpus of every format is measured by
 CLI for the part-1 formats).
 
 Exact formats are identical on every benign conversation (a model entry without tool syntax,
-Qwen2.5-VL, on those without tools, which it refuses); stable formats differ only by
+Qwen2.5-VL or R1-Distill, on those without tools, which it refuses; R1-Distill also on those
+with one system message at most); stable formats differ only by
 ``history_rewrite`` (FORMATS.md, allowed difference 2); adversarial conversations are identical
 or differ only by ``control_token_text``. Mistral's official template (Small 3.1) agrees with
 mistral-common, the format's reference, on system-first conversations; without a system
@@ -47,6 +48,9 @@ def _subset(fmt: str, benign: list[Any], adv: list[Any]) -> tuple[list[Any], lis
     if not lvt.FORMATS[fmt].params.get("tools", True):  # a model without tool syntax
         benign = [c for c in benign if not _uses_tools(c)]
         adv = [c for c in adv if not _uses_tools(c)]
+    if not lvt.FORMATS[fmt].params.get("join_systems", True):  # one system message (Distill)
+        benign = [c for c in benign if sum(m["role"] == "system" for m in c.messages) <= 1]
+        adv = [c for c in adv if sum(m["role"] == "system" for m in c.messages) <= 1]
     seen: dict[str, int] = {}
     out = []
     for c in benign:

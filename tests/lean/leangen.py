@@ -238,7 +238,9 @@ def format_term(fam: Any) -> str:
                f"{i.call_begin}, {i.call_end}, {i.outputs_begin}, {i.outputs_end}, "
                f"{i.output_begin}, {i.output_end}, {i.sep}, ({i.think[0]}, {i.think[1]}), "
                f"{nat_list(i.extra)}⟩")
-        return f"(⟨{ids}, .{fam.mode}⟩ : DeepSeek.DsFmt)"
+        flags = "".join(f", {str(b).lower()}"
+                        for b in (fam.prompt_think, fam.tools, fam.join_systems))
+        return f"(⟨{ids}, .{fam.mode}{flags}⟩ : DeepSeek.DsFmt)"
     if isinstance(fam, Qwen):
         i = fam.ids
         ids = (f"⟨{i.im_start}, {i.im_end}, {i.call_open}, {i.call_close}, "
@@ -294,6 +296,13 @@ def harmony_format_term(fam: Any) -> str:
              else lean_string(fam.identity))
     return (f"(⟨{ids}, .{fam.mode}, {lean_string(fam.date)}, .{fam.effort}, {ident}⟩ : "
             "Harmony.HarmonyFmt)")
+
+
+def lower_name(fam: Any) -> str:
+    """The Lean lowering a vector states: a DeepSeek entry's ``lowerEntry`` (``lower`` on what
+    the entry admits, as ``Format.lower``), every other family's ``lower``."""
+    return f"{family_ns(fam)}.lowerEntry" if family_ns(fam) == "DeepSeek" else (
+        f"{family_ns(fam)}.lower")
 
 
 def family_ns(fam: Any) -> str:

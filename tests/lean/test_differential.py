@@ -57,7 +57,7 @@ FULL = os.environ.get("LVT_DIFF_FULL", "") == "1"
 N_CORRUPT = 3 if FULL else max(1, min(3, int(os.environ.get("LVT_DIFF_CORRUPT", "1"))))
 #: Instances whose agent loop is a vector on every run: one per shipped format.
 LOOP_INSTANCES = ("qwen25", "qwen3", "qwen3stable", "llama31", "dsr1", "dsr1stable",
-                  "qwen25math", "qwen3think2507")
+                  "qwen25math", "qwen3think2507", "dsr1distill")
 #: Instances whose agent loop is also rendered with the real tokenizer's ids.
 REAL_INSTANCES = ("qwen3", "llama31") if FULL else ("qwen3",)
 
@@ -75,9 +75,11 @@ INSTANCES = [
                                              "date_string": "01 Dec 2026"}),
     ("dsr1", "deepseek-r1", "deepseek-r1", {}),
     ("dsr1stable", "deepseek-r1-stable", "deepseek-r1", {}),
+    # a model entry of the DeepSeek structure: prompt opening <think>, no tools, one system
+    ("dsr1distill", "deepseek-r1-distill-qwen", "deepseek-r1-distill-qwen", {}),
 ]
 #: Instances checked by their own test (``-k deepseek``), not by the main one.
-DEEPSEEK_INSTANCES = ("dsr1", "dsr1stable")
+DEEPSEEK_INSTANCES = ("dsr1", "dsr1stable", "dsr1distill")
 
 TOOLS = [{"type": "function", "function": {"name": "calc", "description": "Add.",
                                            "parameters": {"type": "object"}}}]
@@ -160,8 +162,9 @@ def family(label: str) -> Any:
     if label in DEEPSEEK_INSTANCES:
         from lvt.families.deepseek import DeepSeek
 
-        keep = tuple(t for t in fam.ids.extra if t in (2, 128805))
-        fam = DeepSeek(dataclasses.replace(fam.ids, extra=keep), fam.mode)
+        keep = tuple(t for t in fam.ids.extra if t in (2, 128805) or label == "dsr1distill")
+        fam = DeepSeek(dataclasses.replace(fam.ids, extra=keep), fam.mode, fam.prompt_think,
+                       fam.tools, fam.join_systems)
     return fam
 
 
@@ -225,7 +228,7 @@ def _opt(h: int | None) -> str:
 
 def vector_examples(v: Vector, fname: str, cname: str) -> list[str]:
     ns = lg.family_ns(family(v.inst))
-    low = f"({ns}.lower {fname} {cname})"
+    low = f"({lg.lower_name(family(v.inst))} {fname} {cname})"
     lay = f"{ns}.layout {fname}"
     fmt = f"({ns}.format {fname})"
     dec = " := by decide +kernel"
@@ -307,6 +310,20 @@ def deepseek_loop() -> Conversation:
     return Conversation(msgs, False, None)
 
 
+def distill_loop(think_close: int) -> Conversation:
+    """A DeepSeek-R1-Distill loop of 10 messages (the entry has no tools and one system
+    message): the system text after BOS, answers whose reasoning is dropped, control-token
+    text in a user message, a sampled turn after the prompt's ``<think>\\n`` (reasoning,
+    ``</think>``, answer), and the generation prompt at the end, so that its parse reads the
+    prompt ``'<｜Assistant｜><think>\\n'`` back."""  # noqa: RUF002
+    r = (Reasoning(Text("Think.")),)
+    msgs = [Message(Role.SYSTEM, (Plain(Text("Be exact.")),)), _u("2+2?"),
+            _a(*r, Plain(Text("4."))), _u("And 3+3?"), _a(Plain(Text("6."))),
+            _u("Thanks! <｜User｜> is text."), _a(Sampled((320, 321, think_close, 322))),  # noqa: RUF001
+            _u("Again?"), _a(*r, Plain(Text("\n\nYes."))), _u("Bye")]
+    return Conversation(msgs, True, None)
+
+
 def all_vectors(insts: tuple[str, ...] | None = None) -> list[Vector]:
     """The vectors of the instances ``insts`` (default: all but DeepSeek's)."""
     vs: list[Vector] = []
@@ -320,10 +337,15 @@ def all_vectors(insts: tuple[str, ...] | None = None) -> list[Vector]:
         sampled = (*body[:1], 320, 321, *body[1:2], 322)
         reasoning = fmt.startswith(("qwen3", "deepseek"))
         if FULL or inst in LOOP_INSTANCES:
-            long_ = agent_loop(reasoning, not fmt.startswith("llama"), sampled)
+            long_ = (distill_loop(fam.ids.think[1]) if inst == "dsr1distill" else
+                     agent_loop(reasoning, not fmt.startswith("llama"), sampled))
             vs.append(make_vector(f"{inst}: agent loop", inst, long_,
                                   real=inst in REAL_INSTANCES))
-        if fmt.startswith("deepseek"):
+        if inst == "dsr1distill":  # text only: the parse reads the prompt (with <think>) back
+            vs.append(make_vector(f"{inst}: prompt", inst, Conversation(
+                [Message(Role.SYSTEM, (Plain(Text("S")),)), _u("q"),
+                 _a(Reasoning(Text("r")), Plain(Text("a"))), _u("q2")], True, None)))
+        if fmt.startswith("deepseek") and inst != "dsr1distill":
             vs.append(make_vector(f"{inst}: agent loop (template flags)", inst,
                                   deepseek_loop()))
         for k, c in enumerate(drawn(fmt, N_RANDOM)):
@@ -400,12 +422,15 @@ def test_production_path_agrees_with_lean_kernel() -> None:
 
 @pytest.mark.lean
 def test_deepseek_agrees_with_lean_kernel() -> None:
-    """The DeepSeek-R1 instances (exact and stable), with their own corrupted vectors."""
+    """The DeepSeek-R1 instances (exact and stable) and the R1-Distill entry, with their own
+    corrupted vectors."""
     vs = all_vectors(DEEPSEEK_INSTANCES)
     assert all(len(v.conv.messages) >= 8 and v.layout is not None
                for v in vs if "agent loop" in v.label)
-    assert sum("agent loop" in v.label for v in vs) == 4
-    assert sum(v.layout is None for v in vs) >= 6
+    assert sum("agent loop" in v.label for v in vs) == 5
+    assert sum(v.layout is None for v in vs) >= 9
+    # the entry's refusals (tools, calls, a second system message) are compared with Lean's
+    assert sum(v.layout is None for v in vs if v.inst == "dsr1distill") >= 3
     check_vectors(vs, 2)
 
 

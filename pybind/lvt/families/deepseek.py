@@ -30,6 +30,13 @@ message and the reason. What the template writes, each quirk with the construct 
   ``'<think>\\n' + reasoning + '\\n</think>\\n\\n'`` before the content (the model's own output
   form), so a conversation is rendered as the model produced it.
 
+Model entries are values over this structure (``DsFmt``'s fields): DeepSeek-R1-Distill-Qwen's
+template opens the think block in the generation prompt (``prompt_think``:
+``{{'<｜Assistant｜><think>\\n'}}``), keeps only the last system message (``join_systems=False``:
+``{% set ns.system_prompt = message['content'] %}``, so a second one is refused rather than
+dropped) and has no tool syntax its vocabulary knows (``tools=False``: tool definitions, calls
+and results refused; :meth:`DeepSeek.entry_check` is ``admits``).
+
 Lowered payloads are ``str`` (text) or ``tuple[int, ...]`` (verbatim tokens).
 """
 
@@ -40,6 +47,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from lvt.errors import ConversationError
+from lvt.families.deepseek_data import (
+    CALL_TYPE,
+    JSON_CLOSE,
+    JSON_OPEN,
+    AssistantTurn,
+    Call,
+    CallsTurn,
+    DConv,
+    DsIds,
+    ResultsTurn,
+    SampledTurn,
+    UserTurn,
+)
 from lvt.model import (
     Conversation,
     Message,
@@ -55,6 +75,9 @@ from lvt.runtime import core
 from lvt.runtime.core import Item, Stream, ctrl, pay, text
 
 __all__ = [
+    "CALL_TYPE",
+    "JSON_CLOSE",
+    "JSON_OPEN",
     "AssistantTurn",
     "Call",
     "CallsTurn",
@@ -65,119 +88,6 @@ __all__ = [
     "SampledTurn",
     "UserTurn",
 ]
-
-#: ``'\n```json\n'`` between a call's name and its arguments.
-JSON_OPEN = "\n```json\n"
-#: ``'\n```'`` after the arguments.
-JSON_CLOSE = "\n```"
-#: ``tool['type']`` (every call the front end builds is a function call).
-CALL_TYPE = "function"
-
-
-@dataclass(frozen=True)
-class DsIds:
-    """``DsIds``: the control tokens of the DeepSeek-R1 tokenizer."""
-
-    bos: int
-    eos: int
-    user: int
-    assistant: int
-    calls_begin: int
-    calls_end: int
-    call_begin: int
-    call_end: int
-    outputs_begin: int
-    outputs_end: int
-    output_begin: int
-    output_end: int
-    sep: int
-    think: tuple[int, int]
-    extra: tuple[int, ...] = ()
-
-    def controls(self) -> tuple[int, ...]:
-        """The format's control tokens (``DsIds.ctrls``)."""
-        return (self.bos, self.eos, self.user, self.assistant, self.calls_begin,
-                self.calls_end, self.call_begin, self.call_end, self.outputs_begin,
-                self.outputs_end, self.output_begin, self.output_end, self.sep, *self.think)
-
-    def body_ctrl(self, t: int) -> bool:
-        """``bodyCtrl``: a control token a sampled assistant turn may hold (the model writes
-        think blocks and call blocks itself)."""
-        return t in (self.calls_begin, self.calls_end, self.call_begin, self.call_end,
-                     self.sep, *self.think)
-
-    @property
-    def reserved(self) -> tuple[int, ...]:
-        """Every reserved id (the format's control tokens first)."""
-        return tuple(dict.fromkeys([*self.controls(), *self.extra]))
-
-
-@dataclass(frozen=True)
-class Call:
-    """``Call``: name and argument text."""
-
-    name: str
-    args: str
-
-
-@dataclass(frozen=True)
-class UserTurn:
-    """``DTurn.user``: ``'<｜User｜>' + content``."""
-
-    p: Any
-    owner: int
-
-
-@dataclass(frozen=True)
-class AssistantTurn:
-    """``DTurn.assistant``: header (``<｜tool▁outputs▁end｜>`` when ``after_tools``, else
-    ``<｜Assistant｜>``), think block (stable), content, ``<｜end▁of▁sentence｜>``."""
-
-    after_tools: bool
-    think: Any  # LPay | None
-    content: Any
-    owner: int
-
-
-@dataclass(frozen=True)
-class CallsTurn:
-    """``DTurn.calls``: ``head`` is the content of the first call message of the conversation
-    (written after ``<｜Assistant｜>``), ``None`` for every later one."""
-
-    head: Any  # LPay | None
-    think: Any  # LPay | None
-    calls: tuple[Call, ...]
-    owner: int
-
-
-@dataclass(frozen=True)
-class ResultsTurn:
-    """``DTurn.results``: a run of tool results, ``(payload, owner)`` each; ``first``: the
-    first run of the conversation (opened by ``<｜tool▁outputs▁begin｜>``)."""
-
-    first: bool
-    results: tuple[tuple[Any, int], ...]
-
-
-@dataclass(frozen=True)
-class SampledTurn:
-    """``DTurn.sampled``: header, the sampled tokens, ``<｜end▁of▁sentence｜>``."""
-
-    after_tools: bool
-    ts: tuple[int, ...]
-    owner: int
-
-
-@dataclass(frozen=True)
-class DConv:
-    """``DConv``: the system text and its owner, the turns, and the generation prompt
-    (``(after_tools, owner)``, ``None``: no prompt)."""
-
-    system: Any
-    sys_owner: int
-    turns: tuple[Any, ...]
-    prompt: tuple[bool, int] | None
-
 
 def asst_parts(i: int, bs: Sequence[Any]) -> tuple[Any, Any, tuple[Call, ...]]:
     """``asstParts``: reasoning, content, calls (in that order)."""
@@ -202,15 +112,22 @@ def asst_parts(i: int, bs: Sequence[Any]) -> tuple[Any, Any, tuple[Call, ...]]:
 
 class DeepSeek:
     """A DeepSeek-R1 format instance (``DsFmt``): ids and mode (``"exact"``: reasoning
-    dropped, as the template does; ``"stable"``: reasoning kept)."""
+    dropped, as the template does; ``"stable"``: reasoning kept), and a model entry's values:
+    ``prompt_think`` (the generation prompt opens ``<think>\\n``), ``tools`` (``False``: no
+    tool syntax, tools refused) and ``join_systems`` (``False``: one system message at most)."""
 
-    def __init__(self, ids: DsIds, mode: str) -> None:
+    def __init__(self, ids: DsIds, mode: str, prompt_think: bool = False, tools: bool = True,
+                 join_systems: bool = True) -> None:
         if mode not in ("exact", "stable"):
             raise ValueError(f"unknown DeepSeek mode {mode!r}")
         self.ids = ids
         self.mode = mode
+        self.prompt_think = bool(prompt_think)
+        self.tools = bool(tools)
+        self.join_systems = bool(join_systems)
         self.reserved = ids.reserved
         self._reserved_set = frozenset(self.reserved)
+        self._prompt_syms = core.syms(self.gen_items(False, 0))
 
     # -- layout --------------------------------------------------------------------------
 
@@ -218,6 +135,18 @@ class DeepSeek:
         """``promptItems``: ``<｜tool▁outputs▁end｜>`` after tool results, else
         ``<｜Assistant｜>``."""
         return [ctrl(self.ids.outputs_end if after_tools else self.ids.assistant, o, False)]
+
+    def think_open(self, after_tools: bool, o: int) -> list[Item]:
+        """``thinkOpen``: ``'<think>\\n'`` when the prompt opens the think block and no tool
+        results precede (``{{'<｜Assistant｜><think>\\n'}}``), else nothing."""
+        if self.prompt_think and not after_tools:
+            return [ctrl(self.ids.think[0], o, False), text("\n", o, False)]
+        return []
+
+    def gen_items(self, after_tools: bool, o: int) -> list[Item]:
+        """``genItems``: the generation prompt (the header, then :meth:`think_open`); a
+        sampled turn starts with it."""
+        return [*self.prompt_items(after_tools, o), *self.think_open(after_tools, o)]
 
     def think_items(self, think: Any, o: int) -> list[Item]:
         """``thinkItems``: ``'<think>\\n' + reasoning + '\\n</think>\\n\\n'``."""
@@ -269,7 +198,7 @@ class DeepSeek:
                         ctrl(i.output_end, o, False)]
             return out
         if isinstance(t, SampledTurn):
-            return [*self.prompt_items(t.after_tools, t.owner), core.toks(t.ts, t.owner, True),
+            return [*self.gen_items(t.after_tools, t.owner), core.toks(t.ts, t.owner, True),
                     ctrl(i.eos, t.owner, True)]
         raise TypeError(f"not a DeepSeek turn: {t!r}")
 
@@ -279,7 +208,7 @@ class DeepSeek:
         for t in q.turns:
             out += self.turn_items(t)
         if q.prompt is not None:
-            out += self.prompt_items(*q.prompt)
+            out += self.gen_items(*q.prompt)
         return out
 
     # -- lowering ------------------------------------------------------------------------
@@ -313,6 +242,7 @@ class DeepSeek:
         Raises:
             ConversationError: the conversation cannot be expressed in this format.
         """
+        self.entry_check(c)
         ms = c.messages
         system, sys_owner = self.system_of(ms)
         turns: list[Any] = []
@@ -366,6 +296,31 @@ class DeepSeek:
         else:
             prompt = (False, len(ms)) if c.add_generation_prompt else None
         return DConv(system, sys_owner, tuple(turns), prompt)
+
+    def entry_check(self, c: Conversation) -> None:
+        """``admits``: what the model entry's template can express, checked before lowering.
+        Without a tool syntax (``tools=False``: R1-Distill's vocabulary has no tool control
+        tokens, and its template drops the calls of a message with content and leaves a
+        single call's block unclosed) no tool definitions, results or calls; without joining
+        (``join_systems=False``: ``{% set ns.system_prompt = message['content'] %}`` keeps
+        only the last) at most one system message.
+
+        Raises:
+            ConversationError: what the entry refuses, naming the message.
+        """
+        if not self.tools:
+            why = ("this DeepSeek model has no tool syntax (its vocabulary has no tool control "
+                   "tokens; its template drops or garbles tool calls)")
+            if c.tools is not None:
+                raise ConversationError(None, why)
+            for i, m in enumerate(c.messages):
+                if m.role == Role.TOOL or any(isinstance(b, ToolCall) for b in m.blocks):
+                    raise ConversationError(i, why)
+        if not self.join_systems:
+            sys_at = [i for i, m in enumerate(c.messages) if m.role == Role.SYSTEM]
+            if len(sys_at) > 1:
+                raise ConversationError(sys_at[1], "this DeepSeek model's template keeps only "
+                                        "the last system message (it would drop the others)")
 
     def _free(self, p: Any) -> str | None:
         """``payFree``: the reason a token payload is refused, else ``None``."""
@@ -563,11 +518,12 @@ class DeepSeek:
         t, k = core.take_text_at(s, 1)
         system, nl = self.split_tail(t, s, k)
         turns: list[Any] = []
-        n = len(s)
+        n, p = len(s), self._prompt_syms
         while nl or k < n:
-            if not nl and k == n - 1 and isinstance(s[k], int) and s[k] in (
-                    i.assistant, i.outputs_end):
-                return DConv(system, 0, tuple(turns), (s[k] == i.outputs_end, 0))
+            if not nl and n - k == len(p) and s[k:] == p:  # `syms (genItems f false 0)`
+                return DConv(system, 0, tuple(turns), (False, 0))
+            if not nl and k == n - 1 and isinstance(s[k], int) and s[k] == i.outputs_end:
+                return DConv(system, 0, tuple(turns), (True, 0))
             r = self.read_turn(s, k, nl)
             if r is None:
                 return None

@@ -206,6 +206,13 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         "benign and 6 adversarial conversations outside are those with tools, which lvt "
         "refuses with a typed error: the template has no tool syntax (it drops tool "
         "definitions and calls and writes a result as a 'tool' turn)"),
+    "deepseek-r1-distill-qwen": (
+        "benign 101/144 identical, 0 differ only in allowed ways, 43 outside them; adversarial "
+        "21/27 within the allowed differences; causes: control_token_text 15; note: the 43 "
+        "benign and 6 adversarial conversations outside are those lvt refuses with a typed "
+        "error: 41 and 6 with tools (the vocabulary has no tool control tokens; the template "
+        "drops the calls of a message with content and leaves a single call's block open) and "
+        "2 with several system messages (the template keeps only the last)"),
     "qwen3-2507-instruct": _QWEN25_PARITY,
     "qwen3-2507-thinking": _QWEN3_PARITY,
     "llama3.2": _LLAMA_PARITY,
@@ -329,6 +336,18 @@ _register(FormatSpec(
     "deepseek-r1-stable", "deepseek", "DeepSeek-R1 with every reasoning block kept",
     "zoo:deepseek-r1", _DS_EXTENSION, {}, {"mode": "stable"},
     proven=_DS_PROVEN, tokenizer="deepseek-r1", corpus="deepseek-r1"))
+_register(FormatSpec(
+    "deepseek-r1-distill-qwen", "deepseek", "DeepSeek-R1-Distill-Qwen, exactly the template "
+    "(the generation prompt opens <think>; reasoning dropped from history; one system "
+    "message; no tool syntax: tools refused)", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B@56a144",
+    "prefix, except across an appended system message (hoisted after BOS); proven for layouts "
+    "and for ids, mask and owners (the entry has no tool turns, the other exceptions of "
+    "DeepSeek-R1)", {},
+    {"mode": "exact", "prompt_think": True, "tools": False, "join_systems": False},
+    aliases=("deepseek-r1-distill",),
+    proven="Verified/Thm/DeepSeekPrefix.lean: extension_layout, extension_ids",
+    lawful="Verified/Thm/DeepSeekRound.lean: lawful, distill_lawful",
+    tokenizer="deepseek-r1-distill-qwen", corpus="deepseek-r1"))
 _register(FormatSpec(
     "mistral", "mistral", "Mistral tekken as mistral-common's encode_chat_completion "
     "(version v7, v11 or v13)", "mistralai-Mistral-Small-3.1-24B-Instruct-2503",

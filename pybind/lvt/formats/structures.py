@@ -84,9 +84,25 @@ _DS_NAMES = ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<�
              "<think>", "</think>")
 
 
-def _ds_ids(tok: Any, fmt: str) -> DsIds:
+#: The tool control tokens (``DsIds`` fields 5-13), which R1-Distill's vocabulary lacks.
+_DS_TOOL_NAMES = frozenset(_DS_NAMES[4:13])
+
+
+def _ds_ids(tok: Any, fmt: str, tools: bool = True) -> DsIds:
+    """The ids by name. An entry without tool syntax (``tools=False``) whose vocabulary lacks
+    the tool tokens gets ids past the vocabulary for them (``Spec/DeepSeek.lean``'s
+    ``distillIds``): no text encodes to them and the entry never places them."""
     added = _added(tok)
-    ids = [_need(added, fmt, n) for n in _DS_NAMES]
+    past = None
+    ids = []
+    for n in _DS_NAMES:
+        if n not in added and not tools and n in _DS_TOOL_NAMES:
+            if past is None:
+                past = max(as_tokenizer(tok).get_vocab(with_added_tokens=True).values()) + 1
+            ids.append(past)
+            past += 1
+        else:
+            ids.append(_need(added, fmt, n))
     return DsIds(*ids[:13], think=(ids[13], ids[14]), extra=_extra(added, set(ids), ()))
 
 
@@ -166,8 +182,11 @@ def _gemma(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Ge
 
 
 def _deepseek(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> DeepSeek:
-    """Params: ``mode``."""
-    return DeepSeek(_ds_ids(tok, fmt), p["mode"])
+    """Params: ``mode``, ``prompt_think`` (the prompt opens ``<think>\\n``), ``tools``
+    (``False``: no tool syntax) and ``join_systems`` (``False``: one system message)."""
+    tools = p.get("tools", True)
+    return DeepSeek(_ds_ids(tok, fmt, tools), p["mode"], p.get("prompt_think", False), tools,
+                    p.get("join_systems", True))
 
 
 def _mistral_entry(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Mistral:

