@@ -11,12 +11,15 @@ public import Verified.Spec.Qwen
 public import Verified.Spec.Llama
 public import Verified.Spec.DeepSeek
 public import Verified.Spec.Gemma
+public import Verified.Spec.MistralLayout
+public import Verified.Spec.MistralLower
 public import Verified.Spec.Mistral
 public import Verified.Spec.HarmonyTools
 public import Verified.Spec.Harmony
 public import Verified.Thm.Token
 public import Verified.Thm.Sym
 public import Verified.Thm.Span
+public import Verified.Thm.Items
 public import Verified.Thm.Format
 public import Verified.Thm.Qwen
 public import Verified.Thm.Llama

@@ -10,14 +10,14 @@ that the Python package `lvt` loads through cffi.
 
 Loader path: the shared library depends on the Lean runtime libraries of the toolchain
 (`libleanshared` and friends, in `lean --print-libdir`). The Python loader
-(`pybind/lvt/_native.py`) preloads them from there (or from `$LVT_LEAN_LIBDIR`); other callers
-put that directory on `LD_LIBRARY_PATH` (`DYLD_LIBRARY_PATH` on macOS), e.g.
+(`pybind/lvt/runtime/native.py`) preloads them from there (or from `$LVT_LEAN_LIBDIR`); other
+callers put that directory on `LD_LIBRARY_PATH` (`DYLD_LIBRARY_PATH` on macOS), e.g.
 `LD_LIBRARY_PATH=$(lean --print-libdir) python …`.
 
-The Python package `lvt` runs the transliteration of `Verified/Spec` (`pybind/lvt/core.py`,
-`pybind/lvt/families/`) where the library is not built, differential-tested against the Lean
-kernel's evaluation of the same definitions (`tests/lean/test_differential.py`); the FFI wire
-(version 2) is kernel-checked against `pybind/lvt/wire.py` (`tests/native/`). -/
+The Python package `lvt` runs the transliteration of `Verified/Spec`
+(`pybind/lvt/runtime/core.py`, `pybind/lvt/families/`) where the library is not built,
+differential-tested against the Lean kernel's evaluation of the same definitions
+(`tests/lean/test_differential.py`); the FFI wire (version 4) is kernel-checked against `pybind/lvt/runtime/wire.py` (`tests/native/`). -/
 
 package lvt where
   leanOptions := #[⟨`autoImplicit, false⟩, ⟨`relaxedAutoImplicit, false⟩]

@@ -8,9 +8,9 @@ public section
 # `lvt-oracle`: the two FFI services as a line-oriented process
 
 A second, process-level way to run the proven definitions (the first is the shared library):
-each input line is `layout HEX` or `unlayout HEX`, where `HEX` is a wire-version-2 request
-(`Verified/Ffi.lean`, built by `pybind/lvt/wire.py`) in hexadecimal; each answer is one line,
-the hexadecimal answer bytes of `layoutService` / `unlayoutService` (exactly what
+each input line is `layout HEX` or `unlayout HEX`, where `HEX` is a wire-version-4 request
+(`Verified/Ffi.lean`, built by `pybind/lvt/runtime/wire.py`) in hexadecimal; each answer is one
+line, the hexadecimal answer bytes of `layoutService` / `unlayoutService` (exactly what
 `lvt_layout_bytes` / `lvt_unlayout_bytes` return), or `error …` for a malformed line. Answers
 are flushed at once, so a driver can talk to the process interactively.
 

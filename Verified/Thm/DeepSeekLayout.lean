@@ -10,7 +10,8 @@ public section
 
 Every control token a DeepSeek-R1 layout places is one of the format's control tokens
 (`ctrls_layout`), and owners never reach the symbols (`syms_layout_erase`). The generic item
-lemmas (`mem_ctrls_syms`, `fa_append`, …) are those of `Thm/QwenLayout.lean`.
+lemmas are those of `Thm/QwenLayout.lean` (`mem_ctrls_syms`, …) and `Thm/Items.lean`
+(`fa_append`, …).
 -/
 
 namespace Verified.DeepSeek
@@ -61,7 +62,7 @@ theorem syms_genItems_eq (a : Bool) (o : Nat) :
   simp [genItems, promptItems, ctl, Piece.syms]
 
 theorem ctlOk_genItems (a : Bool) (o : Nat) : ∀ it ∈ genItems f a o, CtlOk f it := by
-  simp only [genItems, Qwen.fa_append]
+  simp only [genItems, fa_append]
   refine ⟨ctlOk_promptItems f a o, ?_⟩
   cases hp : f.promptThink <;> cases a <;>
     simp [thinkOpen, hp, or_imp, forall_and, ctlOk_txt, ctlOk_ctl, DsIds.ctrls]
@@ -77,7 +78,7 @@ theorem ctlOk_callsItems (nl : Bool) (o : Nat) (ks : List Call) :
   induction ks generalizing nl with
   | nil => simp [callsItems]
   | cons k ks ih =>
-    simp only [callsItems, Qwen.fa_append]
+    simp only [callsItems, fa_append]
     refine ⟨?_, ih true⟩
     unfold callItems
     split <;> simp [or_imp, forall_and, ctlOk_txt, ctlOk_ctl, DsIds.ctrls]
@@ -86,23 +87,23 @@ theorem ctlOk_turnItems (t : DTurn) : ∀ it ∈ turnItems f t, CtlOk f it := by
   cases t with
   | user p o => simp [turnItems, or_imp, forall_and, ctlOk_ctl, ctlOk_pay, DsIds.ctrls]
   | assistant a th c o =>
-    simp only [turnItems, Qwen.fa_append]
+    simp only [turnItems, fa_append]
     exact ⟨⟨ctlOk_promptItems f a o, ctlOk_thinkItems f o th⟩,
       by simp [or_imp, forall_and, ctlOk_ctl, ctlOk_pay, DsIds.ctrls]⟩
   | calls h th ks o =>
-    simp only [turnItems, Qwen.fa_append]
+    simp only [turnItems, fa_append]
     refine ⟨?_, by simp [or_imp, forall_and, ctlOk_ctl, DsIds.ctrls]⟩
     cases h with
     | some c =>
-      simp only [Qwen.fa_append]
+      simp only [fa_append]
       exact ⟨⟨⟨by simp [ctlOk_ctl, DsIds.ctrls], ctlOk_thinkItems f o th⟩,
         by simp [or_imp, forall_and, ctlOk_ctl, ctlOk_pay, DsIds.ctrls]⟩,
         ctlOk_callsItems f false o ks⟩
     | none =>
-      simp only [Qwen.fa_append]
+      simp only [fa_append]
       exact ⟨ctlOk_thinkItems f o th, ctlOk_callsItems f true o ks⟩
   | results b rs =>
-    simp only [turnItems, Qwen.fa_append]
+    simp only [turnItems, fa_append]
     refine ⟨?_, fun it h => ?_⟩
     · split <;> simp [ctlOk_ctl, DsIds.ctrls]
     · obtain ⟨r, -, h⟩ := List.mem_flatMap.mp h
@@ -112,7 +113,7 @@ theorem ctlOk_turnItems (t : DTurn) : ∀ it ∈ turnItems f t, CtlOk f it := by
       · exact ctlOk_pay f _ _ _
       · exact ctlOk_ctl f (by simp [DsIds.ctrls]) _ _
   | sampled a ts o =>
-    simp only [turnItems, Qwen.fa_append]
+    simp only [turnItems, fa_append]
     refine ⟨ctlOk_genItems f a o, ?_⟩
     intro it h
     simp only [List.mem_cons, List.not_mem_nil, or_false] at h

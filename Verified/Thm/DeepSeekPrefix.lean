@@ -433,16 +433,6 @@ theorem lowerMsgs_head (m : Message) (hs : m.role.isSystem = false)
       dsimp only at h
       exact kcons _ rfl ⟨_, _, _, _, rfl⟩ _ _ h
 
-/-- A render cut right after a control token is a prefix of the render of anything that
-continues it. -/
-theorem encodeItems_prefix_ctl (codec : Codec) (a b : List Item) (k : Token) (o : Nat)
-    (lb : Bool) :
-    encodeItems codec (a ++ [ctl k o lb]) <+: encodeItems codec (a ++ ctl k o lb :: b) := by
-  rw [encodeItems_append _ _ _ (headCtl_not_isCh ⟨k, o, lb, [], rfl⟩),
-    encodeItems_append _ _ _ (headCtl_not_isCh ⟨k, o, lb, b, rfl⟩),
-    List.prefix_append_right_inj]
-  simp [encodeItems, asyms, ctl, Piece.syms, splitBy, Sym.isCh, encodeRunCells_nil]
-
 /-- DeepSeek-R1 extension, both modes, on ids, mask and owners (any codec): the render of a
 conversation without the generation prompt is a prefix of the render of the conversation with
 messages `ns` appended (any tools, with or without the prompt), provided no appended message is
@@ -511,7 +501,7 @@ theorem extension_ids (codec : Codec) (ms ns : List Message) (tools tools' : Opt
         simp only [genItems_true, promptItems, ↓reduceIte, List.append_assoc,
           List.singleton_append]
         simp only [← List.append_assoc]
-        exact encodeItems_prefix_ctl codec _ R _ _ _
+        exact encodeItems_prefix_ctl codec _ R _ _
     · cases hl'
   · cases hl
 

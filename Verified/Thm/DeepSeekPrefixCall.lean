@@ -97,7 +97,7 @@ theorem encodeItems_prefix_endsCtl (codec : Codec) {A : List Item} (h : EndsCtl 
     (R : List Item) : encodeItems codec A <+: encodeItems codec (A ++ R) := by
   obtain ⟨X, k, o, lb, rfl⟩ := h
   rw [List.append_assoc, List.singleton_append]
-  exact encodeItems_prefix_ctl codec X R k o lb
+  exact encodeItems_prefix_ctl codec X R k ⟨o, lb⟩
 
 /-- After an assistant message (and any system messages), the items end with a control token:
 every assistant turn ends with `<｜end▁of▁sentence｜>`. -/
@@ -328,7 +328,7 @@ theorem extension_ids_first (codec : Codec) (ms ns : List Message)
         simp only [genItems_true, promptItems, ↓reduceIte, List.append_assoc,
           List.singleton_append]
         simp only [← List.append_assoc]
-        exact encodeItems_prefix_ctl codec _ R _ _ _
+        exact encodeItems_prefix_ctl codec _ R _ _
     · cases hl'
   · cases hl
 

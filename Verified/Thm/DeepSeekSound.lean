@@ -27,11 +27,6 @@ variable (f : DsFmt)
 @[simp] theorem syms_pay_text (cs : Chars) (o : Nat) (l : Bool) :
     (pay (.text cs) o l).piece.syms = lit cs := rfl
 
-theorem takeText_eq {s r : List Sym} {x : Chars} (h : takeText s = (x, r)) : s = lit x ++ r := by
-  have := takeText_spec s
-  rw [h] at this
-  exact this.symm
-
 theorem bodyStart_sound {s r : List Sym} {th : Option LPay} (o : Nat)
     (h : bodyStart f s = some (th, r)) : syms (thinkItems f o th) ++ r = s := by
   unfold bodyStart at h

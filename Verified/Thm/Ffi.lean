@@ -25,8 +25,8 @@ public section
   `unlayout s` on exactly the conversation / symbols sent; `render_of_layoutAnswer`: the items
   read from the answer, encoded span by span, are `Format.render`.
 
-Not proven here: that the Python decoders of the answers (`pybind/lvt/wire.py`) mirror the
-Lean encoders (`readLayoutAnswer` is their Lean statement for layout answers; the unlayout
+Not proven here: that the Python decoders of the answers (`pybind/lvt/runtime/wire.py`) mirror
+the Lean encoders (`readLayoutAnswer` is their Lean statement for layout answers; the unlayout
 answer has no Lean reader); the tests (`tests/native/`) round-trip them on hypothesis data and
 the kernel compares the bytes on concrete requests.
 -/

@@ -252,30 +252,6 @@ theorem lowerMsg_sampled {pre : Chars} {u : Bool} {i : Nat} {ts : List Token} {t
   · rw [if_pos rfl] at h
     cases h
 
-theorem splitBy_of_true {α : Type} (p : α → Bool) (l : List α) (h : ∀ x ∈ l, p x = true) :
-    splitBy p l = ([], l.map fun x => (x, [])) := by
-  induction l with
-  | nil => rfl
-  | cons x l ih =>
-    simp [splitBy_cons_of_true p x l (h x List.mem_cons_self),
-      ih (fun y hy => h y (List.mem_cons_of_mem _ hy))]
-
-/-- A layout without text renders symbol by symbol. -/
-theorem encodeItems_of_not_isCh (c : Codec) (items : List Item)
-    (h : ∀ s ∈ syms items, s.isCh = false) :
-    encodeItems c items =
-      (asyms items).map fun x => (⟨x.1.token, x.1.src, x.2.owner, x.2.learn⟩ : Cell) := by
-  have h' : ∀ x ∈ asyms items, (fun x : Sym × Ann => !x.1.isCh) x = true := by
-    intro x hx
-    have hm : x.1 ∈ syms items := by
-      rw [← asyms_map_fst]
-      exact List.mem_map_of_mem hx
-    simp [h _ hm]
-  simp only [encodeItems, splitBy_of_true _ _ h', encodeRunCells_nil, List.nil_append]
-  induction asyms items with
-  | nil => rfl
-  | cons x xs ih => simp [ih, encodeRunCells_nil]
-
 /-- Sampled tokens, rendered. -/
 theorem encodeItems_toks (c : Codec) (ts : List Token) (o : Nat) :
     encodeItems c [⟨.toks ts, ⟨o, true⟩⟩] = ts.map (fun t => (⟨t, .toks, o, true⟩ : Cell)) := by

@@ -2,6 +2,7 @@ module
 
 public import Verified.Spec.Gemma
 public import Verified.Thm.Format
+public import Verified.Thm.Items
 
 public section
 
@@ -183,15 +184,6 @@ theorem syms_layout (f : GemmaFmt) (ts : List GTurn) (p : Option Nat)
   | none => simp [promptOf, pchunks, ctl, Piece.syms]
   | some o => simp [promptOf, pchunks, syms_promptItems, ctl, Piece.syms]
 
-theorem splitAtCtrl_chunks (t : Token) (a : List Sym) (cs : List (List Sym))
-    (ha : .ctrl t ∉ a) (hc : ∀ c ∈ cs, .ctrl t ∉ c) :
-    splitAtCtrl t (a ++ cs.flatMap (.ctrl t :: ·)) = (a, cs) := by
-  induction cs generalizing a with
-  | nil => simpa using splitAtCtrl_of_not_mem t a ha
-  | cons c cs ih =>
-    rw [List.flatMap_cons, List.cons_append, splitAtCtrl_append_ctrl t a _ ha,
-      ih c (hc c List.mem_cons_self) (fun c' hc' => hc c' (List.mem_cons_of_mem _ hc'))]
-
 theorem not_mem_chunk (f : GemmaFmt) (hf : f.ids.wf = true) (t : GTurn) :
     .ctrl f.ids.startTurn ∉ chunk f t := by
   obtain ⟨-, -, hse⟩ := ids_ne hf
@@ -335,12 +327,6 @@ theorem ctrl_reserved_layout (f : GemmaFmt) (l : GConv) :
     rcases hm with rfl | rfl | rfl <;> simp [isReserved, GemmaIds.reserved]
   | ch _ => simp at hst
   | tok _ => simp at hst
-
-theorem syms_flatMap {α : Type} (l : List α) (g : α → List Item) :
-    syms (l.flatMap g) = l.flatMap fun x => syms (g x) := by
-  induction l with
-  | nil => rfl
-  | cons x l ih => rw [List.flatMap_cons, syms_append, ih, List.flatMap_cons]
 
 theorem syms_turnItems_erase (f : GemmaFmt) (t : GTurn) :
     syms (turnItems f t.erase) = syms (turnItems f t) := by

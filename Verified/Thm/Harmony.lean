@@ -1,7 +1,7 @@
 module
 
 public import Verified.Spec.Harmony
-public import Verified.Thm.Sym
+public import Verified.Thm.Items
 
 public section
 
@@ -79,12 +79,6 @@ theorem unlayout_layout_example_shape :
     (unlayout fExact (syms (layout fExact example1))).map (fun q => (q.turns.length, q.prompt)) =
       some (6, none) := by
   set_option maxRecDepth 100000 in decide
-
-theorem syms_flatMap {α : Type} (l : List α) (g : α → List Item) :
-    syms (l.flatMap g) = l.flatMap fun x => syms (g x) := by
-  induction l with
-  | nil => rfl
-  | cons x l ih => rw [List.flatMap_cons, syms_append, ih, List.flatMap_cons]
 
 theorem syms_turnItems_erase (f : HarmonyFmt) (t : HTurn) :
     syms (turnItems f t.erase) = syms (turnItems f t) := by

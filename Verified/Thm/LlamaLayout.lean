@@ -1,6 +1,7 @@
 module
 
 public import Verified.Thm.LlamaLower
+public import Verified.Thm.Items
 
 public section
 
@@ -20,30 +21,6 @@ namespace Verified.Llama
 open Verified
 
 /-! ## Renders of token payloads and of the learned items -/
-
-theorem splitBy_of_true {α : Type} (p : α → Bool) (l : List α) (h : ∀ x ∈ l, p x = true) :
-    splitBy p l = ([], l.map fun x => (x, [])) := by
-  induction l with
-  | nil => rfl
-  | cons x l ih =>
-    simp [splitBy_cons_of_true p x l (h x List.mem_cons_self),
-      ih (fun y hy => h y (List.mem_cons_of_mem _ hy))]
-
-/-- A layout without text renders symbol by symbol. -/
-theorem encodeItems_of_not_isCh (c : Codec) (items : List Item)
-    (h : ∀ s ∈ syms items, s.isCh = false) :
-    encodeItems c items =
-      (asyms items).map fun x => (⟨x.1.token, x.1.src, x.2.owner, x.2.learn⟩ : Cell) := by
-  have h' : ∀ x ∈ asyms items, (fun x : Sym × Ann => !x.1.isCh) x = true := by
-    intro x hx
-    have hm : x.1 ∈ syms items := by
-      rw [← asyms_map_fst]
-      exact List.mem_map_of_mem hx
-    simp [h _ hm]
-  simp only [encodeItems, splitBy_of_true _ _ h', encodeRunCells_nil, List.nil_append]
-  induction asyms items with
-  | nil => rfl
-  | cons x xs ih => simp [ih, encodeRunCells_nil]
 
 /-- The sampled tokens and the end of turn, rendered. -/
 theorem encodeItems_toks_eot (c : Codec) (ts : List Token) (e o : Nat) :
@@ -289,12 +266,6 @@ theorem ctrl_reserved_layout (f : LlamaFmt) (l : LConv) :
     rcases hm with rfl | rfl | rfl | rfl <;> simp [isReserved, LlamaIds.reserved]
   | ch _ => simp at hst
   | tok _ => simp at hst
-
-theorem syms_flatMap {α : Type} (l : List α) (g : α → List Item) :
-    syms (l.flatMap g) = l.flatMap fun x => syms (g x) := by
-  induction l with
-  | nil => rfl
-  | cons x l ih => rw [List.flatMap_cons, syms_append, ih, List.flatMap_cons]
 
 theorem syms_turnItems_erase (f : LlamaFmt) (t : LTurn) :
     syms (turnItems f t.erase) = syms (turnItems f t) := by

@@ -339,17 +339,6 @@ theorem syms_layout (f : LlamaFmt) (ts : List LTurn) (p : Option Nat)
   | none => simp [promptOf, pchunks, ctl, Piece.syms]
   | some o => simp [promptOf, pchunks, syms_promptItems, ctl, Piece.syms]
 
-theorem splitAtCtrl_chunks (t : Token) (a : List Sym) (cs : List (List Sym))
-    (ha : .ctrl t ∉ a) (hc : ∀ c ∈ cs, .ctrl t ∉ c) :
-    splitAtCtrl t (a ++ cs.flatMap (.ctrl t :: ·)) = (a, cs) := by
-  induction cs generalizing a with
-  | nil => simpa using splitAtCtrl_of_not_mem t a ha
-  | cons c cs ih =>
-    rw [List.flatMap_cons, List.cons_append, splitAtCtrl_append_ctrl t a _ ha,
-      ih c (hc c List.mem_cons_self) (fun c' hc' => hc c' (List.mem_cons_of_mem _ hc'))]
-
-
-
 theorem not_mem_chunk (f : LlamaFmt) (hf : f.ids.wf = true) (t : LTurn) :
     .ctrl f.ids.startHeader ∉ chunk f t := by
   obtain ⟨-, -, -, hse, hso, -⟩ := ids_ne hf

@@ -1,7 +1,7 @@
 module
 
 public import Verified.Spec.Mistral
-public import Verified.Thm.Span
+public import Verified.Thm.Items
 
 public section
 
@@ -227,26 +227,6 @@ theorem flatMap_last (pre : List Item) (hpre : ∃ a k o lb, pre = a ++ [ctl k o
 theorem layout_last (q : MConv) : ∃ a k o lb, layout f q = a ++ [ctl k o lb] :=
   flatMap_last f [ctl f.ids.bos 0 false] ⟨[], _, _, _, rfl⟩ q.turns
 
-/-- A render cut right after a control token is a prefix of the render of anything that
-continues it: the span after the control token starts afresh. -/
-theorem encodeItems_prefix_ctl (codec : Codec) (a b : List Item) (k : Token) (o : Nat)
-    (lb : Bool) :
-    encodeItems codec (a ++ [ctl k o lb]) <+: encodeItems codec (a ++ ctl k o lb :: b) := by
-  have h1 : ∀ x ∈ (syms [ctl k o lb]).head?, x.isCh = false := by
-    intro x hx
-    simp only [syms, ctl, List.flatMap_cons, List.flatMap_nil, Piece.syms, List.append_nil,
-      List.head?_cons, Option.mem_def, Option.some.injEq] at hx
-    subst hx
-    rfl
-  have h2 : ∀ x ∈ (syms (ctl k o lb :: b)).head?, x.isCh = false := by
-    intro x hx
-    simp only [syms, ctl, List.flatMap_cons, Piece.syms, List.cons_append, List.nil_append,
-      List.head?_cons, Option.mem_def, Option.some.injEq] at hx
-    subst hx
-    rfl
-  rw [encodeItems_append _ _ _ h1, encodeItems_append _ _ _ h2, List.prefix_append_right_inj]
-  simp [encodeItems, asyms, ctl, Piece.syms, splitBy, Sym.isCh, encodeRunCells_nil]
-
 /-! ## The main theorems -/
 
 /-- The layout of a conversation is a prefix of the layout of an extension whenever the tools
@@ -279,7 +259,7 @@ theorem render_prefix_of (codec : Codec) {ms ns : List Message} {tj : Option (Li
   rw [layout_append f turns ts2 p p']
   obtain ⟨a, k, o, lb, e2⟩ := layout_last f ⟨turns, p⟩
   rw [e2, List.append_assoc, List.singleton_append]
-  exact encodeItems_prefix_ctl codec a _ k o lb
+  exact encodeItems_prefix_ctl codec a _ k ⟨o, lb⟩
 
 /-- The stable mode (every version) and v13 never rewrite history: the layout of a
 conversation that lowers is a prefix of the layout of every extension that lowers (same tools,

@@ -39,12 +39,6 @@ variable (f : MistralFmt)
 @[simp] theorem syms_pay_toks (ts : List Token) (o : Nat) (l : Bool) :
     (pay (.toks ts) o l).piece.syms = ts.map .tok := rfl
 
-theorem syms_flatMap {α : Type} (l : List α) (g : α → List Item) :
-    syms (l.flatMap g) = l.flatMap fun x => syms (g x) := by
-  induction l with
-  | nil => rfl
-  | cons x l ih => rw [List.flatMap_cons, syms_append, ih, List.flatMap_cons]
-
 /-! ## Owners -/
 
 theorem syms_callItems (o o' : Nat) (k : MCall) :
@@ -90,9 +84,6 @@ theorem ctlOk_txt (cs : Chars) (o : Nat) (l : Bool) : CtlOk f (txt cs o l) := by
 
 theorem ctlOk_pay (p : LPay) (o : Nat) (l : Bool) : CtlOk f (pay p o l) := by
   cases p <;> simp [CtlOk, Qwen.ctrls_map_tok]
-
-theorem fa_append {α : Type} {P : α → Prop} {a b : List α} :
-    (∀ x ∈ a ++ b, P x) ↔ (∀ x ∈ a, P x) ∧ (∀ x ∈ b, P x) := List.forall_mem_append
 
 theorem ctlOk_callItems (o : Nat) (k : MCall) : ∀ it ∈ callItems f o k, CtlOk f it := by
   obtain ⟨n, a, i⟩ := k
@@ -186,11 +177,6 @@ theorem ctrl_reserved (l : MConv) :
   simp [format, isReserved, MistralIds.reserved, h]
 
 /-! ## Soundness of the readers -/
-
-theorem takeText_eq {s r : List Sym} {x : Chars} (h : takeText s = (x, r)) : s = lit x ++ r := by
-  have := takeText_spec s
-  rw [h] at this
-  exact this.symm
 
 theorem untilCtrl_sound {c : Token} {s r : List Sym} {x : Chars}
     (h : untilCtrl c s = some (x, r)) : s = lit x ++ .ctrl c :: r := by

@@ -2,6 +2,7 @@ module
 
 public import Verified.Spec.Qwen
 public import Verified.Thm.Format
+public import Verified.Thm.Items
 
 public section
 
@@ -85,13 +86,6 @@ theorem encodeItems_toks (c : Codec) (ts : List Token) (a : Ann) :
 theorem layout_append (ts us : List QTurn) (p : Option Nat) :
     layout f ⟨ts ++ us, p⟩ = layout f ⟨ts, none⟩ ++ layout f ⟨us, p⟩ := by
   simp [layout]
-
-/-- `∀` over a concatenation. -/
-theorem fa_append {α : Type} {P : α → Prop} {a b : List α} :
-    (∀ x ∈ a ++ b, P x) ↔ (∀ x ∈ a, P x) ∧ (∀ x ∈ b, P x) := by
-  simp only [List.mem_append]
-  exact ⟨fun h => ⟨fun x hx => h x (Or.inl hx), fun x hx => h x (Or.inr hx)⟩,
-    fun h x hx => hx.elim (h.1 x) (h.2 x)⟩
 
 /-- Where an item of a layout comes from. -/
 theorem mem_layout {l : QConv} {it : Item} (h : it ∈ layout f l) :
@@ -269,12 +263,6 @@ theorem ctrls_layout (l : QConv) : ∀ t ∈ ctrls (syms (layout f l)), t ∈ f.
 
 theorem pay_piece' (p : LPay) (o : Nat) (l : Bool) : (pay p o l).piece = payPiece p := by
   cases p <;> rfl
-
-theorem syms_flatMap {α : Type} (g : α → List Item) (l : List α) :
-    syms (l.flatMap g) = l.flatMap (fun x => syms (g x)) := by
-  induction l with
-  | nil => rfl
-  | cons x l ih => simp [List.flatMap_cons, syms_append, ih]
 
 /-- The symbols of the calls of a message. -/
 @[expose] def callsSyms (s : Bool) (ks : List Call) : List Sym := syms (callsItems f s 0 ks)

@@ -1,4 +1,4 @@
-"""Tests of the native path (wire version 3): the Lean exports, the C shim, the cffi binding,
+"""Tests of the native path (wire version 4): the Lean exports, the C shim, the cffi binding,
 the wire codec and the encoder's dispatch.
 
 Where a Lean toolchain is installed (``lake`` on ``PATH``), ``lake build`` runs and the native
@@ -57,6 +57,9 @@ from nativecases import FORMATS, encoder, kernel_cases
 
 REPO = Path(__file__).resolve().parents[2]
 FFI_LEAN = REPO / "Verified" / "Ffi.lean"
+# The wire encoders (with `wireVersion`) and decoders that `Verified/Ffi.lean` imports.
+FFI_ENCODE = REPO / "Verified" / "Ffi" / "Encode.lean"
+FFI_DECODE = REPO / "Verified" / "Ffi" / "Decode.lean"
 SHIM = REPO / "ffi" / "lvt_shim.c"
 HEADER = REPO / "ffi" / "lvt.h"
 MOCK = REPO / "ffi" / "test" / "mock_lean.c"
@@ -301,12 +304,12 @@ def test_cffi_declarations_match_header() -> None:
     text = HEADER.read_text(encoding="utf-8")
     assert f"#define LVT_ABI_VERSION {_native.ABI_VERSION}" in text
     assert f"#define LVT_WIRE_VERSION {wire.WIRE_VERSION}" in text
-    assert f"wireVersion : UInt8 := {wire.WIRE_VERSION}" in FFI_LEAN.read_text(encoding="utf-8")
+    assert f"wireVersion : UInt8 := {wire.WIRE_VERSION}" in FFI_ENCODE.read_text(encoding="utf-8")
 
 
 def test_lean_sources_have_no_escape_hatches() -> None:
-    for p in (FFI_LEAN, REPO / "Verified/Thm/Ffi.lean", REPO / "Verified/Thm/FfiJson.lean",
-              REPO / "Verified/Main.lean"):
+    for p in (FFI_LEAN, FFI_ENCODE, FFI_DECODE, REPO / "Verified/Thm/Ffi.lean",
+              REPO / "Verified/Thm/FfiJson.lean", REPO / "Verified/Main.lean"):
         text = re.sub(r"/-.*?-/|--[^\n]*", "", p.read_text(encoding="utf-8"), flags=re.S)
         for bad in ("sorry", "partial ", "implemented_by", "extern", "native_decide", "axiom"):
             assert bad not in text, (p.name, bad)

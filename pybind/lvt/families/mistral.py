@@ -1,4 +1,4 @@
-"""The Mistral (tekken) family: the transliteration of ``Verified/Spec/Mistral.lean``.
+"""The Mistral (tekken) family: the transliteration of ``Verified/Spec/Mistral*.lean``.
 
 Reference: ``mistral-common``'s ``MistralTokenizer.encode_chat_completion`` (1.13.1) with the
 instruct tokenizers v7, v11 and v13 (``InstructTokenizerV7/V11/V13``, their request

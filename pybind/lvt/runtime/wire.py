@@ -1,4 +1,4 @@
-"""The byte layout of the FFI (wire version 3), in Python: a mirror of ``Verified/Ffi.lean``.
+"""The byte layout of the FFI (wire version 4), in Python: a mirror of ``Verified/Ffi.lean``.
 
 The Lean exports ``lvt_layout_bytes`` and ``lvt_unlayout_bytes`` take and return bytes. This
 module builds the requests (:func:`encode_layout_request`, :func:`encode_unlayout_request`)
