@@ -3,7 +3,7 @@
 * Puts ``tests/`` on ``sys.path`` so every test module (also in sub-directories) can
   ``import strategies``.
 * Registers the hypothesis profile ``lvt``: ``LVT_HYPOTHESIS_EXAMPLES`` examples per property
-  (default 300; CI sets 10000), no deadline.
+  (default 300, which CI runs; set it to 10000 or more for a long run), no deadline.
 * Session fixtures for the toy tokenizer and the real tokenizers of :mod:`lvt.zoo` (the zoo
   packages are dev dependencies: a missing one fails, it is not skipped).
 """
