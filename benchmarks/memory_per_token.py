@@ -41,12 +41,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from parse_scaling import WORDS  # the same deterministic words (a sibling script)
+
 OPS = ("encode", "encode_batch", "parse")
-WORDS = (  # noqa: SIM905
-    "the of and to in is you that it he was for on are as with his they at be this have "
-    "from or one had by word but not what all were we when your can said there use an each "
-    "integral derivative matrix vector probability theorem café naïve 東京 🙂 42 3.14"
-).split()
 
 
 def text_of(nbytes: int, seed: int = 0) -> str:
