@@ -12,10 +12,25 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lvt.interrupts import Interrupted, exit_code, signals_as_interrupts
+
+
+@pytest.fixture(autouse=True)
+def _default_dispositions() -> Any:
+    """Each test starts from the default actions the module takes over: an earlier test in
+    this process may have left a handler of its own (Ray's driver installs one for SIGTERM),
+    which ``signals_as_interrupts`` rightly leaves in place."""
+    sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+    saved = {s: signal.getsignal(s) for s in sigs}
+    for s in sigs:
+        signal.signal(s, signal.SIG_DFL if s != signal.SIGINT else signal.default_int_handler)
+    yield
+    for s, h in saved.items():
+        signal.signal(s, h)
 
 
 def _send(sig: int) -> None:
