@@ -45,7 +45,7 @@ public section
   DeepSeek-R1-Distill-Qwen (`distill`: the generation prompt opens `<think>\n`, no tool
   syntax, one system message) as for R1; `distill_lawful` needs only its distinct ids
   (`decide`). `distill_render` pins the entry's literals (the golden render of a fixed
-  conversation); `distill_refuses_calls`, `distill_refuses_systems`: what it does not admit.
+  conversation); `distill_refuses_calls`, `distill_refuses_systems`: what it refuses.
 
 * `extension_layout`, `extension_ids` (`Thm/DeepSeekPrefix.lean`): the extension property
   with its exceptions, for layouts in both modes and for ids, mask and owners when the first
