@@ -70,28 +70,29 @@ def _say(out: TextIO, s: str = "") -> None:
 
 def demo_prompts(
     encoder: Any, convs: Sequence[Any], n: int, max_tokens: int = 160
-) -> list[tuple[str, list[int]]]:
-    """Rollout prompts: each conversation cut before its last assistant message and rendered
-    with the generation prompt, tool schemas left out to keep prompts short. Prompts whose
-    history holds a tool call and result come first (shortest first), then the others."""
+) -> list[tuple[str, list[int], Any]]:
+    """Rollout prompts: each conversation cut before its last assistant message, as
+    ``(id, prompt ids, prompt conversation)``: the ids are lvt's render with the generation
+    prompt, tool schemas left out to keep prompts short. Prompts whose history holds a tool
+    call and result come first (shortest first), then the others."""
     from lvt.errors import LvtError
 
-    cands: list[tuple[int, int, str, list[int]]] = []
+    cands: list[tuple[int, int, str, list[int], Any]] = []
     for c in convs:
         msgs = list(c.messages)
         last = max((i for i, m in enumerate(msgs) if m.get("role") == "assistant"), default=None)
         if last is None or last == 0:
             continue
         try:
-            enc = encoder.encode_openai(msgs[:last], add_generation_prompt=True)
+            conv = encoder.from_openai(msgs[:last])
+            ids = [int(t) for t in encoder.generation_prompt(conv)]
         except LvtError:
             continue
-        ids = [int(t) for t in enc.ids]
         has_tool = any(m.get("role") == "tool" for m in msgs[:last])
         if len(ids) <= max_tokens:
-            cands.append((0 if has_tool else 1, len(ids), c.id, ids))
+            cands.append((0 if has_tool else 1, len(ids), c.id, ids, conv))
     cands.sort(key=lambda x: (x[0], x[1], x[2]))
-    return [(cid, ids) for _, _, cid, ids in cands[:n]]
+    return [(cid, ids, conv) for _, _, cid, ids, conv in cands[:n]]
 
 
 def eot_id(encoder: Any) -> int:
@@ -263,23 +264,27 @@ def run_demo(
         return code
     eos = eot_id(encoder)
     chosen = demo_prompts(encoder, convs, prompts)
-    samples = [{"prompt_ids": ids} for _, ids in chosen]
+    # the batch is lvt's render of prompt + sampled turn (lvt_trainer.lvt_batch.build_batch):
+    # the completion is a Sampled turn, a forged control id is masked, not trained on
+    samples = [{"conversation": conv} for _, _, conv in chosen]
     _say(out, f"\n[5/5] rlvr: tiny random model (vocab {tok.get_vocab_size()}), {len(samples)} "
               f"prompts x {group_size} samples, {steps} step(s), eos {eos}")
-    for cid, ids in chosen:
+    for cid, ids, _ in chosen:
         _say(out, f"      prompt {cid}: {len(ids)} tokens, ends "
                   f"{tok.decode(ids[-4:], skip_special_tokens=False)!r}")
     t0 = time.perf_counter()
     history = run_training_demo(
         samples, tok.get_vocab_size(), steps=steps, reward_fn=make_reward(encoder, eos),
         eos_id=eos, group_size=group_size, max_new_tokens=max_new_tokens, device=device,
-        callback=lambda m: _say(out, "      " + _metrics_line(m)), progress=False)
+        callback=lambda m: _say(out, "      " + _metrics_line(m)), progress=False,
+        encoder=encoder)
     _say(out, f"      {len(history)} step(s) in {time.perf_counter() - t0:.1f}s")
     _say(out, f"\ndone in {time.perf_counter() - t_all:.1f}s")
     return code
 
 
 def _metrics_line(m: dict[str, float]) -> str:
-    keys = ["step", "loss", "reward_mean", "reward_std", "kl_mean", "clip_frac", "grad_norm"]
+    keys = ["step", "loss", "reward_mean", "reward_std", "kl_mean", "clip_frac", "grad_norm",
+            "forged_frac", "loss_tokens"]
     shown = [k for k in keys if k in m] or list(m)[:6]
     return " ".join(f"{k}={m[k]:.4g}" if isinstance(m[k], float) else f"{k}={m[k]}" for k in shown)

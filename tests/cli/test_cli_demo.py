@@ -29,6 +29,11 @@ def test_demo_one_step(capsys: pytest.CaptureFixture[str]) -> None:
     m = re.search(r"step=0 loss=(\S+)", out)
     assert m is not None, out
     assert math.isfinite(float(m.group(1)))
+    # the batch is lvt's render (build_batch): forged rollouts are counted and masked, and
+    # at most the 2 x 2 sampled ids are learned
+    m = re.search(r"forged_frac=(\S+) loss_tokens=(\S+)", out)
+    assert m is not None, out
+    assert 0 <= float(m.group(1)) <= 1 and 0 <= float(m.group(2)) <= 4
     assert "1 step(s) in" in out
 
 

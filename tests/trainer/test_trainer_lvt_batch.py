@@ -143,3 +143,56 @@ def test_id_map_relabels_lvt_render(llama3_encoder, llama3_tok, history) -> None
     with pytest.raises(TrainerConfigError):
         m.to_real([m.size])
     assert 128000 in m and 1 not in m
+
+
+#: format -> (a real completion of "What is 2+2?" with the format's in-body control tokens and
+#: its stop id, a forged one holding a turn boundary the model cannot write in a turn; gpt-oss
+#: has none: a sampled harmony turn may hold every control token, ``<|start|>`` included)
+COMPLETIONS = {
+    "qwen3": ("<think>\nAdd them.\n</think>\n\nIt is 4.<|im_end|>",
+              "It is 4.<|im_start|>user\nthanks<|im_end|>"),
+    "qwen3-tools": ('<think>\nLook it up.\n</think>\n\n<tool_call>\n{"name": "add", "arguments": '
+                    '{"a": 2, "b": 2}}\n</tool_call><|im_end|>',
+                    "<|im_start|>assistant\n4<|im_end|>"),
+    "gpt-oss": ("<|channel|>analysis<|message|>Add them.<|end|><|start|>assistant"
+                "<|channel|>final<|message|>It is 4.<|return|>", None),
+    "deepseek-r1": ("Add them.\n</think>\n\nIt is 4.<｜end▁of▁sentence｜>",  # noqa: RUF001
+                    "4<｜User｜>thanks<｜end▁of▁sentence｜>"),  # noqa: RUF001
+}
+
+
+@pytest.mark.parametrize("case", sorted(COMPLETIONS))
+def test_single_turn_keeps_reasoning_and_call_completions(case: str) -> None:
+    """A completion is a ``Sampled`` turn: reasoning, channels and calls are trained on
+    verbatim (``mask_sampled``); a turn boundary inside it is still a forgery."""
+    fmt = case.removesuffix("-tools")
+    zoo_name = {"qwen3": "qwen3", "gpt-oss": "gpt-oss", "deepseek-r1": "deepseek-r1"}[fmt]
+    enc = lvt.ChatEncoder.from_tokenizer(zoo_name, fmt)
+    text, forged_text = COMPLETIONS[case]
+    good = enc.tokenizer.encode(text, add_special_tokens=False).ids
+    prompt = lvt.Conversation((_user("What is 2+2?"),), False)
+    tr = single_turn(enc, prompt, good, reward=1.0, truncated=False)
+    assert isinstance(tr.conversation.messages[-1].blocks[0], lvt.Sampled)
+    b = build_batch(enc, [tr])
+    learned = b.input_ids[0][b.loss_mask[0] > 0].tolist()
+    assert learned == good
+    gp = enc.generation_prompt(lvt.Conversation(prompt.messages, True)).tolist()
+    assert b.input_ids[0, :len(gp)].tolist() == gp
+    if forged_text is None:
+        return
+    forged = enc.tokenizer.encode(forged_text, add_special_tokens=False).ids
+    bad = single_turn(enc, prompt, forged, reward=0.0, truncated=False)
+    with pytest.raises(ForgedTokenError):
+        build_batch(enc, [bad])
+    masked = build_batch(enc, [tr, bad], on_forged="mask")
+    assert masked.forged is not None and masked.forged.tolist() == [False, True]
+    assert masked.loss_mask[1].sum() == 0 and masked.loss_mask[0].sum() == len(good)
+
+
+def test_truncated_thinking_completion_is_learned_whole() -> None:
+    enc = lvt.ChatEncoder.from_tokenizer("qwen3", "qwen3")
+    cut = enc.tokenizer.encode("<think>\nAdd them and then", add_special_tokens=False).ids
+    prompt = lvt.Conversation((_user("What is 2+2?"),), False)
+    b = build_batch(enc, [single_turn(enc, prompt, cut, reward=0.0, truncated=True)])
+    assert b.input_ids[0][b.loss_mask[0] > 0].tolist() == cut
+    assert b.truncated is not None and b.truncated.tolist() == [True]

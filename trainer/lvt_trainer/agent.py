@@ -320,8 +320,9 @@ def _step(
 ) -> None:
     """Fold one sampled turn into the episode state."""
     footer = _probe(encoder).footer
-    if smp.truncated:
-        s.messages.append(_assistant(smp.ids, ()))
+    if smp.truncated:  # cut by length: every sampled id verbatim, no end of turn
+        s.messages.append(lvt.Message(lvt.Role.ASSISTANT,
+                                      (lvt.Sampled(tuple(smp.ids)),) if smp.ids else ()))
         s.truncated = s.done = True
         return
     try:

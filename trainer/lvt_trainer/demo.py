@@ -257,6 +257,7 @@ def run_training_demo(
     }
     if batch.forged is not None:
         extra["forged_frac"] = float(batch.forged.float().mean())
+    extra["loss_tokens"] = float(batch.loss_mask.sum())
     history: list[dict[str, float]] = []
     for step in tqdm(range(steps), desc="rlvr", disable=not progress, leave=False):
         m = grpo_train_step(

@@ -41,6 +41,7 @@ import numpy as np
 import torch
 
 import lvt
+from lvt.sampling import sampled_block
 
 from .errors import (
     ForgedTokenError,
@@ -128,22 +129,21 @@ def single_turn(
     behavior_logp: Sequence[float] | None = None,
     token_rewards: Sequence[float] | None = None,
 ) -> Trajectory:
-    """A one-turn trajectory: ``prompt`` then the sampled ``completion`` as the assistant's
-    plain token payload.
+    """A one-turn trajectory: ``prompt`` then the sampled ``completion`` as a
+    :class:`lvt.Sampled` turn (so ``mask_sampled``, the theorem on sampled turns, is what
+    covers its mask): its ids verbatim, the format's in-body control tokens (``<think>``,
+    ``<tool_call>``, harmony's channels) included.
 
-    ``completion`` holds the sampled ids with the stop token (the format's end of turn)
-    when the model produced it; ``truncated`` says it was cut at the length limit instead.
-    A completion that stopped on any other id keeps that id in the payload, where lvt
-    refuses it (a forged control token).
+    ``completion`` holds the sampled ids with the stop token (the format's first stop id,
+    :attr:`lvt.ChatEncoder.stop_ids`) when the model produced it; ``truncated`` says it was
+    cut at the length limit instead. A completion that stopped on any other id keeps that id
+    in the turn, where lvt refuses it when it is a control token no assistant turn may hold
+    (a forged turn boundary).
     """
     comp = tuple(int(t) for t in completion)
     gp = tuple(int(t) for t in encoder.generation_prompt(lvt.Conversation(prompt.messages, True)))
-    body = comp
-    if not truncated and comp:
-        eot = end_of_turn_ids(encoder, prompt)
-        if eot and comp[-1] == eot[0]:
-            body = comp[:-1]
-    blocks = (lvt.Plain(lvt.Tokens(body)),) if body else ()
+    body = comp if truncated else sampled_block(encoder, comp).ids
+    blocks = (lvt.Sampled(body),) if body else ()
     conv = lvt.Conversation((*prompt.messages, lvt.Message(lvt.Role.ASSISTANT, blocks)), False)
     turn = SampledTurn(
         len(prompt.messages),
@@ -166,7 +166,7 @@ def _refusal(encoder: lvt.ChatEncoder, token: int) -> str | None:
         probe = lvt.Conversation(
             (
                 lvt.Message(lvt.Role.USER, (lvt.Plain(lvt.Text("x")),)),
-                lvt.Message(lvt.Role.ASSISTANT, (lvt.Plain(lvt.Tokens((token,))),)),
+                lvt.Message(lvt.Role.ASSISTANT, (lvt.Sampled((token,)),)),
             ),
             False,
         )

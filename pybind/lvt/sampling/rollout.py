@@ -26,7 +26,7 @@ from lvt.families import harmony, mistral
 from lvt.model import Conversation, Message, Role, Sampled
 from lvt.sampling.completion import Completion, ReadCall
 
-__all__ = ["Rollout", "RolloutError", "Turn", "arun_agent", "run_agent"]
+__all__ = ["Rollout", "RolloutError", "Turn", "arun_agent", "run_agent", "sampled_block"]
 
 Generate = Callable[[list[int], dict[str, Any]], Sequence[int]]
 Execute = Callable[[ReadCall], Any]
@@ -97,10 +97,12 @@ def _check_prefix(turn: int, seen: list[int], render: Sequence[int], tokenizer: 
                                     f"theorem covers this append")
 
 
-def _sampled_block(encoder: Any, ids: list[int]) -> Sampled:
+def sampled_block(encoder: Any, ids: Sequence[int]) -> Sampled:
     """The sampled turn as the history holds it: the ids up to the end of turn the render
     writes itself (``prompt_prefix``: prompt + sampled + end of turn = the training render);
-    harmony's sampled tokens hold their own ``<|call|>``/``<|return|>``."""
+    harmony's sampled tokens hold their own ``<|call|>``/``<|return|>``. A completion cut
+    by length (no stop id at its end) is kept whole."""
+    ids = [int(x) for x in ids]
     own = encoder.stop_ids[0]
     if ids and ids[-1] == own and not isinstance(encoder.family, harmony.Harmony):
         ids = ids[:-1]
@@ -119,7 +121,7 @@ def _assistant(encoder: Any, turn: int, ids: list[int], comp: Completion) -> Mes
     call, the typed blocks of a canonical sample (which render to exactly these ids, checked
     on the next turn)."""
     if not (comp.tool_calls and _results_need_calls(encoder.family)):
-        return Message(Role.ASSISTANT, (_sampled_block(encoder, ids),))
+        return Message(Role.ASSISTANT, (sampled_block(encoder, ids),))
     if not comp.canonical:
         raise RolloutError(turn, comp.problems[0].where if comp.problems else 0,
                            f"format {encoder.format_name!r} writes the call in each tool "
