@@ -21,6 +21,15 @@ from dataclasses import dataclass
 from .errors import CheckError
 
 KEYWORDS = frozenset({"module", "prelude", "public", "meta", "import", "all"})
+# Keyword tokens of Lean's command and term syntax: never a module name (Lean's tokenizer
+# reads them as atoms, so `import` followed by one of them is a parse error).
+RESERVED = KEYWORDS | frozenset({
+    "abbrev", "attribute", "axiom", "by", "class", "def", "deriving", "do", "else", "end",
+    "example", "export", "fun", "have", "if", "in", "include", "inductive", "instance",
+    "let", "local", "macro", "match", "mutual", "namespace", "noncomputable", "notation",
+    "omit", "opaque", "open", "partial", "private", "protected", "scoped", "section",
+    "set_option", "show", "structure", "syntax", "then", "theorem", "universe", "unsafe",
+    "variable", "where", "with"})
 
 
 class HeaderError(CheckError):
@@ -33,7 +42,7 @@ class Import:
 
     module: str
     line: int
-    """1-based line of the ``import`` keyword."""
+    """1-based line where the import command starts (``public``, ``meta`` or ``import``)."""
     public: bool = False
     meta: bool = False
     all: bool = False
@@ -164,14 +173,14 @@ def parse_header(text: str, where: str = "<module>") -> Header:
             kw = r.keyword(p)
         if not kw or kw[0] != "import":
             break  # `atomic`: nothing of this attempt is consumed
-        at = p
+        at = pos
         p = r.skip(kw[1])
         kw = r.keyword(p)
         imp_all = bool(kw and kw[0] == "all")
         if kw and kw[0] == "all":
             p = r.skip(kw[1])
         got = r.ident(p)
-        if got is None or (not got[2] and got[0] in KEYWORDS):
+        if got is None or (not got[2] and got[0] in RESERVED):
             raise r.fail(p, "expected a module name after `import`")
         name, last, _ = got
         if text[last:last + 1] == ".":
