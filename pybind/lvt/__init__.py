@@ -19,6 +19,7 @@ from __future__ import annotations
 from lvt.encoder import ChatEncoder, Encoded
 from lvt.errors import (
     ArgumentError,
+    CallHeaderSplitError,
     CodecLawError,
     ConversationError,
     FormatError,
@@ -50,6 +51,7 @@ __all__ = [
     "ArgumentError",
     "Block",
     "BlockKind",
+    "CallHeaderSplitError",
     "ChatEncoder",
     "CodecLawError",
     "Conversation",

@@ -142,6 +142,7 @@ class ChatEncoder:
         # the parser splits at the family's reserved ids (`Format.reserved`); the codec keeps
         # every one of them, and every special added token, out of text
         self._reserved = frozenset(family.reserved)
+        self._split_names: set[str] = set()  # tool names whose call header splits (gpt-oss)
         self._fingerprint: str | None = None
         # normalised tool lists (a batch shares one; frozen tool lists are hashable)
         self._tools_memo: dict[Any, list[Any]] = {}
@@ -278,7 +279,11 @@ class ChatEncoder:
         return normalize_text(conv, f, tools)
 
     def _check_ids(self, items: list[core.Item]) -> list[core.Item]:
-        """Token payloads must be ids of the vocabulary."""
+        """Token payloads must be ids of the vocabulary; gpt-oss call headers must split
+        (``SplitsCallHeader``, once per tool name: :class:`~lvt.errors.CallHeaderSplitError`)."""
+        hook = getattr(self._family, "check_call_headers", None)
+        if hook is not None:
+            hook(self._codec, items, self._split_names)
         for it in items:
             if it.kind == core.TOKS and it.value:
                 j = self._codec.first_invalid_id(it.value)
@@ -350,6 +355,9 @@ class ChatEncoder:
                 layouts.append(self.layout(c))
             except ConversationError as e:
                 raise _in_batch(e, n, len(convs)) from None
+            except CodecLawError as e:
+                e.conversation_index = n if len(convs) > 1 else None
+                raise
         spans = list(dict.fromkeys(s for items in layouts for s in core.spans_of(items)))
         try:
             table = dict(zip(spans, self._codec.encode_tuples(spans), strict=True))

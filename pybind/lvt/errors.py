@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "ArgumentError",
+    "CallHeaderSplitError",
     "CodecLawError",
     "ConversationError",
     "FormatError",
@@ -131,6 +132,27 @@ class CodecLawError(LvtError):
             f"codec law broken{where}: {reason}; text={shown!r}, token={token_id}, "
             f"position={position}"
         )
+
+
+class CallHeaderSplitError(CodecLawError):
+    """gpt-oss: the tokenizer does not split ``assistant`` from `` to=functions.NAME`` for a
+    tool name the conversation calls.
+
+    The token-level extension theorem of gpt-oss (``extension_ids_call``,
+    ``Verified/Thm/HarmonyPromptIds.lean``) assumes it (``SplitsCallHeader``): the generation
+    prompt ends with the tokens of ``assistant``, and a call turn's header
+    ``assistant to=functions.NAME`` must encode as those tokens followed by the tokens of
+    `` to=functions.NAME``, or the prompt's ids are not a prefix of the call's render.
+    Checked once per tool name and encoder.
+
+    Attributes:
+        tool_name: the tool name whose call header merges (also ``text``: the header span).
+    """
+
+    def __init__(self, tool_name: str, reason: str, message_index: int | None = None) -> None:
+        self.tool_name = tool_name
+        super().__init__("assistant to=functions." + tool_name, -1, 0,
+                         f"tool name {tool_name!r}: {reason}", message_index)
 
 
 class FormatError(LvtError, ValueError):

@@ -137,8 +137,8 @@ def test_main_fails_on_forbidden_word_before_running_lean(
         raise AssertionError("Lean must not run when the scan fails")
 
     monkeypatch.setenv("LVT_LEAN_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(lc, "ensure_toolchain", lambda home: (home, home, home))
-    monkeypatch.setattr(lc, "run_module", no_lean)
+    monkeypatch.setattr(lc.toolchain, "ensure_toolchain", no_lean)
+    monkeypatch.setattr(lc.runner, "run_module", no_lean)
     rc = lc.main(["--root", str(tmp_path), str(tmp_path / "Verified/A.lean")])
     out = capsys.readouterr().out
     assert rc == 1
@@ -154,7 +154,7 @@ def test_main_scans_imported_modules_too(
     write(tmp_path, "Verified/Dep.lean", "module\naxiom cheat : False\n")
     write(tmp_path, "Verified/Top.lean", "module\npublic import Verified.Dep\n")
     monkeypatch.setenv("LVT_LEAN_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(lc, "ensure_toolchain", lambda home: (home, home, home))
+    monkeypatch.setattr(lc.toolchain, "ensure_toolchain", lambda home: pytest.fail("ran"))
     rc = lc.main(["--root", str(tmp_path), str(tmp_path / "Verified/Top.lean")])
     assert rc == 1
     assert "Verified/Dep.lean:2: forbidden `axiom`" in capsys.readouterr().out
@@ -166,9 +166,10 @@ def test_main_scans_imported_modules_too(
 
 
 def test_header_imports_forms() -> None:
-    text = ("module\n\n/-! doc\nimport Fake.InComment\n-/\npublic import Verified.A\n"
-            "import Verified.B\nmeta import Verified.C\npublic meta import Verified.D\n"
-            "import all Verified.E\n-- import Verified.F\nimport Init.Data.List\n")
+    text = ("module\n\n-- a line comment\n/- a block comment\nimport Fake.InComment\n-/\n"
+            "public import Verified.A\nimport Verified.B\nmeta import Verified.C\n"
+            "public meta import Verified.D\nimport all Verified.E\n-- import Verified.F\n"
+            "import Init.Data.List\n")
     assert lc.header_imports(text) == [
         "Verified.A", "Verified.B", "Verified.C", "Verified.D", "Verified.E", "Init.Data.List"]
 

@@ -36,11 +36,12 @@ token payload as a tool result (it is ``tojson``-quoted).
 from __future__ import annotations
 
 import datetime
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from lvt.errors import ConversationError, FormatError
+from lvt.errors import CallHeaderSplitError, ConversationError, FormatError
 from lvt.families.harmony_tools import read_namespace, tool_namespace
 from lvt.jsonfmt import quote
 from lvt.model import (
@@ -208,6 +209,24 @@ def _nonempty(p: Any) -> bool:
     return p is not None and len(p) > 0
 
 
+#: What a call turn writes after the role ``assistant`` of its header, before the tool name.
+CALL_HEADER = " to=functions."
+
+
+def call_header_split(codec: Any, name: str) -> str | None:
+    """``SplitsCallHeader`` for one tool name: ``None`` when ``codec`` encodes
+    ``assistant to=functions.NAME`` as ``assistant`` followed by `` to=functions.NAME`` and
+    every token of ``assistant`` has bytes, else what went wrong."""
+    head, tail, whole = codec.encode_tuples(["assistant", CALL_HEADER + name,
+                                             "assistant" + CALL_HEADER + name])
+    if not head or any(codec.token_byte_length(t) == 0 for t in head):
+        return "a token of 'assistant' decodes to no bytes"
+    if whole != head + tail:
+        return (f"the header encodes as {list(whole)}, not as 'assistant' {list(head)} "
+                f"followed by {list(tail)} (the codec merges across the seam)")
+    return None
+
+
 class Harmony:
     """A gpt-oss format instance (``HarmonyFmt``): ids, mode (``"exact"``, ``"stable"``) and
     the system message options."""
@@ -239,6 +258,24 @@ class Harmony:
         self.reserved = ids.reserved
         self._reserved_set = frozenset(self.reserved)
         self._prompt_syms = core.syms(self.prompt_items(0))
+
+    def check_call_headers(self, codec: Any, items: list[Item], seen: set[str]) -> None:
+        """Check ``SplitsCallHeader`` (:func:`call_header_split`) for every call header of
+        ``items`` whose tool name is not in ``seen``; add the names that pass.
+
+        Raises:
+            CallHeaderSplitError: the codec merges a header; names the tool and the message.
+        """
+        for a, b in itertools.pairwise(items):
+            if (a.kind == core.TEXT and b.kind == core.TEXT and a.value == "assistant"
+                    and b.value.startswith(CALL_HEADER)):
+                name = b.value[len(CALL_HEADER):]
+                if name in seen:
+                    continue
+                why = call_header_split(codec, name)
+                if why is not None:
+                    raise CallHeaderSplitError(name, why, b.owner)
+                seen.add(name)
 
     # -- layout --------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""cffi (ABI mode) binding of the Lean-built shared library (wire version 2).
+"""cffi (ABI mode) binding of the Lean-built shared library (wire version 4: ``LVT_WIRE_VERSION``
+of ``ffi/lvt.h``, :data:`lvt.runtime.wire.WIRE_VERSION`).
 
 The library is built by ``lake build`` (the shared-library facet of the Lean library
 ``Verified``, with the C shim ``ffi/lvt_shim.c`` linked in). Python sees only the plain C API of
