@@ -16,6 +16,7 @@ public import Verified.Spec.MistralLower
 public import Verified.Spec.Mistral
 public import Verified.Spec.HarmonyTools
 public import Verified.Spec.Harmony
+public import Verified.Spec.CharCodec
 public import Verified.Thm.Token
 public import Verified.Thm.Sym
 public import Verified.Thm.Span
@@ -48,11 +49,13 @@ public import Verified.Thm.MistralMask
 public import Verified.Thm.MistralRead
 public import Verified.Thm.MistralLower
 public import Verified.Thm.MistralRound
+public import Verified.Thm.Golden
 
 /-!
 # Lean Verified Tokenizers
 
 Umbrella module: imports the specification (`Verified/Spec`: UTF-8, JSON, messages, symbol
 streams, span encoding, formats, the Qwen, Llama, Gemma, DeepSeek-R1, Mistral and gpt-oss
-(Harmony) families) and the proofs (`Verified/Thm`).
+(Harmony) families, the character codec of the golden renders) and the proofs (`Verified/Thm`,
+the golden renders of every entry against its template included).
 -/
