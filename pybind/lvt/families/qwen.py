@@ -235,7 +235,9 @@ class Qwen:
         """``lowerMsg``: ``("turn", t)`` or ``("result", (p, i))`` entries."""
         role = m.role
         if role == Role.DEVELOPER:
-            raise ConversationError(i, "Qwen templates have no developer role")
+            raise ConversationError(
+                i, "the Qwen templates drop a developer message silently (they write no turn "
+                "for it, so the model would never see its text); send it as a system message")
         if role == Role.ASSISTANT:
             if len(m.blocks) == 1 and isinstance(m.blocks[0], Sampled):
                 return [("turn", SampledTurn(m.blocks[0].ids, i))]
