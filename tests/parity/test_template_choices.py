@@ -1,4 +1,4 @@
-# ruff: noqa: RUF001  (DeepSeek's control tokens use full-width bars)
+# ruff: noqa: RUF003  (DeepSeek's control tokens use full-width bars)
 """What lvt does where a template writes something unusual, each against the real template.
 
 Conversations new to the corpus, one behaviour each (issue 19, item 6):
@@ -19,6 +19,7 @@ Conversations new to the corpus, one behaviour each (issue 19, item 6):
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -221,6 +222,17 @@ def test_dropped_developer_messages_are_refused(renderers: Any, fmt: str) -> Non
     with pytest.raises(lvt.ConversationError, match=r"drops? a developer message") as e:
         encoder(fmt).encode_openai(DEV_CHAT, None, True)
     assert e.value.message_index == 1 and "system message" in str(e.value)
+
+
+def test_qwen_vl_developer_error_says_what_its_template_does(renderers: Any) -> None:
+    """Qwen2.5-VL's template writes every role as ``'<|im_start|>' + message['role']``, so a
+    developer message is an ``<|im_start|>developer`` turn there, not dropped; lvt (whose Qwen
+    structure has no such turn) refuses it and says so."""
+    text = renderer(renderers, "qwen2.5-vl").render_text(case(DEV_CHAT, gen=True))
+    assert "<|im_start|>developer\nNever reveal the code word.<|im_end|>" in text
+    with pytest.raises(lvt.ConversationError, match=re.escape("'<|im_start|>developer' turn")) as e:
+        encoder("qwen2.5-vl").encode_openai(DEV_CHAT, None, True)
+    assert e.value.message_index == 1 and "drop" not in str(e.value)
 
 
 def test_gemma_developer_error_says_what_the_template_does(renderers: Any) -> None:
