@@ -58,8 +58,8 @@ many bytes of UTF-8 (decoded with `utf8Decode`). An *option* of `x` is a byte `0
   content, bool sep, list of calls (text name, text args), owner), `3` tool group (list of
   payload and `u32` owner), `4` sampled (tokens, owner). Llama turns: `0` system (bool env, list
   of text, payload, owner), `1` user tools (list of text, payload, owner), `2` plain (role byte
-  `0` system / `1` user / `2` assistant, payload, owner), `3` call (text, text, owner),
-  `4` ipython (payload, owner), `5` sampled (tokens, owner).
+  `0` system / `1` user / `2` assistant / `3` developer, payload, owner), `3` call (text, text,
+  owner), `4` ipython (payload, owner), `5` sampled (tokens, owner).
 * **error answer**: status `1` and one byte, the `WireError` code (`0` empty, `1` version,
   `2` family, `3` format, `4` conversation, `5` symbols, `6` trailing).
 

@@ -261,3 +261,26 @@ def test_ray_worker_class_refuses_bad_rows_and_other_encoders(toy_tok: Any) -> N
     with pytest.raises(ld.DatasetError, match="another fingerprint"):
         ld._RayEncode(ld._Factory(toy_tok, "qwen3", {"enable_thinking": False}),
                       toy.fingerprint(), cols, False, False, meta)
+
+
+def test_deepseek_rows_keep_argument_strings_as_written() -> None:
+    """A dataset encoded for DeepSeek-R1 keeps each argument string as written (its template
+    concatenates it), row for row equal to ``encode_openai``: a compact and a pretty-printed
+    string give different ids, as they do in the template."""
+    from lvt import zoo
+
+    enc = lvt.ChatEncoder.from_tokenizer(zoo.load_tokenizer("deepseek-r1"), "deepseek-r1")
+
+    def msgs(args: str) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": "Weather?"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"type": "function", "function": {"name": "w", "arguments": args}}]},
+                {"role": "tool", "content": "sunny"}]
+
+    forms = ['{"city":"Paris"}', '{\n  "city": "Paris"\n}']
+    d = datasets.Dataset.from_list([{"messages": msgs(a)} for a in forms])
+    t = ld.to_arrow(ld.encode(d, enc))
+    got = [t.column("input_ids")[n].as_py() for n in range(len(forms))]
+    assert got == [enc.encode_openai(msgs(a)).ids.tolist() for a in forms]
+    assert got[0] != got[1]
+    assert enc.tokenizer.decode(got[0], skip_special_tokens=False).count('{"city":"Paris"}') == 1

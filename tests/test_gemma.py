@@ -315,7 +315,7 @@ def test_template_raises_where_lvt_refuses_alternation(hf: Any) -> None:
 
 
 def test_tools_and_reasoning_are_refused(enc: lvt.ChatEncoder) -> None:
-    with pytest.raises(ConversationError, match="no tool definitions"):
+    with pytest.raises(ConversationError, match="ignores `tools`"):
         enc.encode(Conversation([Message(Role.USER, [Plain(Text("a"))])], False, []))
     with pytest.raises(ConversationError, match="no reasoning"):
         enc.encode(conv(("user", "a"), ("assistant", [Reasoning(Text("r")), Plain(Text("b"))])))

@@ -185,3 +185,27 @@ def test_keep_empty_reasoning() -> None:
     assert lvt.from_openai_batch([msgs], keep_empty_reasoning=True)[0].messages[1].blocks == kept
     with pytest.raises(lvt.ArgumentError, match="keep_empty_reasoning"):
         lvt.from_openai(msgs, keep_empty_reasoning=1)
+
+
+def test_verbatim_arguments() -> None:
+    """``verbatim_arguments`` (DeepSeek-R1's template writes the string as given) keeps every
+    argument string exactly as written, JSON or not, deep nesting included; objects are still
+    written as ``tojson`` writes them; the batch form agrees; the flag must be a bool."""
+    strings = ['{"city":"Paris"}', '{"city": "Z\\u00fcrich"}', '{\n  "a": [1,\n 2]\n}',
+               "not json", "", "[" * 100 + "]" * 100]
+    for s in strings:
+        msgs = [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [
+            {"function": {"name": "f", "arguments": s}}]}]
+        got = from_openai(msgs, verbatim_arguments=True).messages[1].blocks
+        assert got == (ToolCall("f", s),)
+        assert from_openai_batch([msgs], verbatim_arguments=True)[0].messages[1].blocks == got
+    obj = {"city": "Zürich", "days": [1, 2]}
+    msgs = [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": obj}}]}]
+    assert from_openai(msgs, verbatim_arguments=True).messages[0].blocks == (
+        ToolCall("f", json.dumps(obj, ensure_ascii=False)),)
+    bad = [{"role": "assistant", "tool_calls": [{"function": {"name": "f",
+                                                               "arguments": "a\ud800"}}]}]
+    with pytest.raises(ConversationError, match="surrogate"):
+        from_openai(bad, verbatim_arguments=True)
+    with pytest.raises(lvt.ArgumentError, match="verbatim_arguments"):
+        from_openai_batch([msgs], verbatim_arguments="yes")  # type: ignore[arg-type]

@@ -197,6 +197,7 @@ inductive Fam where
   | .system => 0
   | .user => 1
   | .assistant => 2
+  | .developer => 3
 
 /-- A Llama turn. -/
 @[expose] def encLTurn : Llama.LTurn → Bytes

@@ -17,7 +17,8 @@ Turns (`LTurn`), each `'<|start_header_id|>' + role + '<|end_header_id|>\n\n' â€
   system message's text `| trim`;
 * `userTools tools u`: with tools and `tools_in_user_message` (the default), the first user
   message: the instructions, the tool blocks, then its text `| trim`;
-* `plain r p`: `message['content'] | trim` for user, system and assistant messages;
+* `plain r p`: `message['content'] | trim` for user, system, developer and assistant
+  messages (the header is `message['role']`, so a developer message is a `developer` turn);
 * `call name args`: an assistant tool call as JSON text
   `'{"name": "' + name + '", "parameters": ' + arguments + '}'` (the template does not write
   the message content beside it, and refuses several calls);
@@ -66,6 +67,7 @@ inductive LRole where
   | system
   | user
   | assistant
+  | developer
   deriving DecidableEq, Repr
 
 /-- A turn as the template writes it (owners: index of the source message). -/
@@ -150,6 +152,7 @@ structure LConv where
   | .system => ['s', 'y', 's', 't', 'e', 'm']
   | .user => ['u', 's', 'e', 'r']
   | .assistant => ['a', 's', 's', 'i', 's', 't', 'a', 'n', 't']
+  | .developer => ['d', 'e', 'v', 'e', 'l', 'o', 'p', 'e', 'r']
 
 /-- The tool blocks and the text after them: `tojson(indent=4) + "\n\n"` per tool. -/
 @[expose] def toolBlocks (tools : List Chars) : Chars :=
@@ -228,7 +231,8 @@ arguments. -/
   | .user => m.content?.map fun p => .plain .user (trimPay p) i
   | .system => m.content?.map fun p => .plain .system (trimPay p) i
   | .tool => m.content?.map fun p => .ipython (quotePay p) i
-  | .developer => none
+  -- `'<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'`: any role is a header
+  | .developer => m.content?.map fun p => .plain .developer (trimPay p) i
   | .assistant =>
       match m.blocks with
       | [.sampled ts] => some (.sampled ts i)
@@ -340,6 +344,8 @@ message), the tools user turn, then every other message. -/
     if role = ['u', 's', 'e', 'r'] then some (.plain .user (.text x) 0)
     else if role = ['s', 'y', 's', 't', 'e', 'm'] then some (.plain .system (.text x) 0)
     else if role = ['i', 'p', 'y', 't', 'h', 'o', 'n'] then some (.ipython (.text x) 0)
+    else if role = ['d', 'e', 'v', 'e', 'l', 'o', 'p', 'e', 'r'] then
+      some (.plain .developer (.text x) 0)
     else if role = ['a', 's', 's', 'i', 's', 't', 'a', 'n', 't'] then
       match parseCall x with
       | some (n, a) => some (.call n a 0)

@@ -171,8 +171,7 @@ theorem lowerMsg_learned {f : LlamaFmt} {i : Nat} {m : Message} {t : LTurn}
     simp only [lowerMsg, Option.some.injEq] at h
     subst h
     exact ⟨rfl, fun _ => ⟨ts, i, rfl⟩⟩
-  | developer => simp [lowerMsg] at h
-  | user | system | tool =>
+  | user | system | tool | developer =>
     simp only [lowerMsg] at h
     obtain ⟨p, -, rfl⟩ := Option.map_eq_some_iff.mp h
     exact ⟨rfl, fun h => by cases h⟩

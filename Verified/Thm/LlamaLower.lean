@@ -322,7 +322,6 @@ theorem lowerMsg_spec {i : Nat} {m : Message} {t : LTurn}
     (h : lowerMsg i m = some t) : t.owner = i ∧ (t.learned = true → m.role = .assistant) := by
   rcases m with ⟨role, blocks⟩
   cases role with
-  | developer => simp [lowerMsg] at h
   | assistant =>
     refine ⟨?_, fun _ => rfl⟩
     unfold lowerMsg at h
@@ -331,7 +330,7 @@ theorem lowerMsg_spec {i : Nat} {m : Message} {t : LTurn}
       first
       | (cases h; rfl)
       | (obtain ⟨p, -, rfl⟩ := Option.map_eq_some_iff.mp h; rfl)
-  | user | system | tool =>
+  | user | system | tool | developer =>
     simp only [lowerMsg] at h
     obtain ⟨p, -, rfl⟩ := Option.map_eq_some_iff.mp h
     exact ⟨rfl, fun h => by cases h⟩
@@ -365,7 +364,6 @@ theorem lowerMsg_isRest {i : Nat} {m : Message} {t : LTurn} (h : lowerMsg i m = 
     t.isRest = true := by
   rcases m with ⟨role, blocks⟩
   cases role with
-  | developer => simp [lowerMsg] at h
   | assistant =>
     unfold lowerMsg at h
     simp only at h
@@ -373,7 +371,7 @@ theorem lowerMsg_isRest {i : Nat} {m : Message} {t : LTurn} (h : lowerMsg i m = 
       first
       | (cases h; rfl)
       | (obtain ⟨p, -, rfl⟩ := Option.map_eq_some_iff.mp h; rfl)
-  | user | system | tool =>
+  | user | system | tool | developer =>
     simp only [lowerMsg] at h
     obtain ⟨p, -, rfl⟩ := Option.map_eq_some_iff.mp h
     rfl

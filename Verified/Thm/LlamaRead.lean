@@ -136,6 +136,13 @@ theorem role_ne :
     ['a', 's', 's', 'i', 's', 't', 'a', 'n', 't'] ≠ ['i', 'p', 'y', 't', 'h', 'o', 'n'] := by
   decide
 
+/-- The `developer` header differs from the other role names. -/
+theorem developer_ne :
+    ['d', 'e', 'v', 'e', 'l', 'o', 'p', 'e', 'r'] ≠ ['u', 's', 'e', 'r'] ∧
+    ['d', 'e', 'v', 'e', 'l', 'o', 'p', 'e', 'r'] ≠ ['s', 'y', 's', 't', 'e', 'm'] ∧
+    ['d', 'e', 'v', 'e', 'l', 'o', 'p', 'e', 'r'] ≠ ['i', 'p', 'y', 't', 'h', 'o', 'n'] := by
+  decide
+
 theorem parseCall_call {n : Chars} (a : Chars) (hn : clearOf callSep n = true) :
     parseCall (callPre ++ n ++ callSep ++ a ++ ['}']) = some (n, a) := by
   have e : callPre ++ n ++ callSep ++ a ++ ['}'] = callPre ++ (n ++ callSep ++ (a ++ ['}'])) := by
@@ -178,6 +185,9 @@ theorem unlayoutTurn_chunk (f : LlamaFmt) (t : LTurn) (ht : t.textual = true)
       | user => simp [unlayoutTurn, chunk, bodyText, turnBody_body, LRole.name, LTurn.erase]
       | system =>
         simp [unlayoutTurn, chunk, bodyText, turnBody_body, LRole.name, LTurn.erase, h1]
+      | developer =>
+        obtain ⟨d1, d2, d3⟩ := developer_ne
+        simp [unlayoutTurn, chunk, bodyText, turnBody_body, LRole.name, LTurn.erase, d1, d2, d3]
       | assistant =>
         have hp : parseCall p = none := by simpa [turnOk] using hok
         simp [unlayoutTurn, chunk, bodyText, turnBody_body, LRole.name, LTurn.erase, h4, h5, h6,

@@ -70,15 +70,21 @@ theorem unlayoutTurn_eq_some {f : LlamaFmt} {c : List Sym} {st : LTurn}
         · split at h
           · rename_i hr
             subst hr
-            split at h
-            · rename_i n a hp
-              cases h
-              rw [syms_turnItems_textual f _ rfl, parseCall_eq_some hp]
-              rfl
+            cases h
+            rw [syms_turnItems_textual f _ rfl]
+            rfl
+          · split at h
+            · rename_i hr
+              subst hr
+              split at h
+              · rename_i n a hp
+                cases h
+                rw [syms_turnItems_textual f _ rfl, parseCall_eq_some hp]
+                rfl
+              · cases h
+                rw [syms_turnItems_textual f _ rfl]
+                rfl
             · cases h
-              rw [syms_turnItems_textual f _ rfl]
-              rfl
-          · cases h
 
 theorem unlayoutUserTools_eq_some {f : LlamaFmt} {u : List Sym} {ut : LTurn}
     (h : unlayoutUserTools f u = some ut) :

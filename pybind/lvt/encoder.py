@@ -387,13 +387,17 @@ class ChatEncoder:
     ) -> Conversation:
         """OpenAI/HF messages as this format reads them: :func:`lvt.openai.from_openai`, with an
         empty reasoning field kept as an empty block where the template tests the field's
-        presence (gpt-oss: ``{%- if "thinking" in message %}``), dropped elsewhere.
+        presence (gpt-oss: ``{%- if "thinking" in message %}``), dropped elsewhere, and
+        tool-call argument strings kept exactly as written where the template writes them as
+        given (DeepSeek-R1), parsed and serialised with ``tojson`` elsewhere.
 
         Raises:
             ConversationError: with the message index and the reason.
         """
         keep = bool(getattr(self._family, "keeps_empty_reasoning", False))
-        return from_openai(messages, tools, add_generation_prompt, keep_empty_reasoning=keep)
+        raw = bool(getattr(self._family, "keeps_argument_text", False))
+        return from_openai(messages, tools, add_generation_prompt, keep_empty_reasoning=keep,
+                           verbatim_arguments=raw)
 
     def generation_prompt(self, conv: Conversation) -> np.ndarray:
         """Ids of the render of ``conv`` followed by the generation prompt, ready for an

@@ -21,7 +21,11 @@ Rules (text is never normalised here: the family's lowering trims where its temp
   type is an error.
 * Tool-call arguments are written as ``tojson`` writes them (``json.dumps(x,
   ensure_ascii=False)``): an object as is; a string holding JSON is parsed first, as vLLM does
-  before it applies a chat template; any other string is kept verbatim.
+  before it applies a chat template; any other string is kept verbatim. With
+  ``verbatim_arguments`` (the formats whose template writes the argument string as given:
+  DeepSeek-R1's ``'\\n```json\\n' + tool['function']['arguments']``), every argument string
+  is kept exactly as written (compact, spaced, pretty-printed or ``\\u``-escaped JSON alike),
+  and an object, on which that template raises, is written as ``tojson`` writes it.
 * ``tools`` (JSON tool schemas) are a typed part of the conversation; each family places and
   lays them out as its template does.
 * A call's ``id`` becomes :attr:`~lvt.model.ToolCall.id` (families whose templates ignore ids
@@ -63,16 +67,19 @@ __all__ = ["from_openai", "from_openai_batch", "tool_arguments"]
 _REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
 
 
-def tool_arguments(args: Any, where: str = "arguments") -> str:
+def tool_arguments(args: Any, where: str = "arguments", *, verbatim: bool = False) -> str:
     """The argument text of a call as ``tojson`` writes it: objects serialised, strings that
-    hold JSON parsed and serialised, other strings verbatim, ``None`` as ``{}``.
+    hold JSON parsed and serialised, other strings verbatim, ``None`` as ``{}``. With
+    ``verbatim``, every string is kept exactly as written (objects are still serialised).
 
     Raises:
         ConversationError: the arguments are not JSON data or are nested deeper than 64
-            levels (a JSON string too).
+            levels (a JSON string too, unless ``verbatim``).
     """
     if args is None:
         return "{}"
+    if isinstance(args, str) and verbatim:
+        return args
     if isinstance(args, str):
         try:
             value = json.loads(args)
@@ -121,7 +128,7 @@ def _content_text(i: int, content: Any) -> str:
     )
 
 
-def _tool_call(i: int, j: int, call: Any) -> ToolCall:
+def _tool_call(i: int, j: int, call: Any, verbatim: bool = False) -> ToolCall:
     if not isinstance(call, Mapping):
         raise ConversationError(i, f"tool call {j} must be a dict, got {type(call).__name__}")
     fn = call.get("function", call)
@@ -132,7 +139,7 @@ def _tool_call(i: int, j: int, call: Any) -> ToolCall:
     if isinstance(raw, str):
         _check_str(i, f"tool call {j} arguments", raw)
     try:
-        args = tool_arguments(raw, where=f"tool call {j} arguments")
+        args = tool_arguments(raw, where=f"tool call {j} arguments", verbatim=verbatim)
     except ConversationError as e:
         raise ConversationError(i, e.reason) from None
     ident = call.get("id")
@@ -160,19 +167,23 @@ def from_openai(
     add_generation_prompt: bool = False,
     *,
     keep_empty_reasoning: bool = False,
+    verbatim_arguments: bool = False,
 ) -> Conversation:
     """Convert OpenAI/HF chat messages to a :class:`~lvt.model.Conversation` (see the module
     docstring for the exact rules). ``keep_empty_reasoning``: an empty reasoning field becomes
-    an empty :class:`~lvt.model.Reasoning` block instead of none
-    (:meth:`lvt.ChatEncoder.from_openai` sets it from the format).
+    an empty :class:`~lvt.model.Reasoning` block instead of none; ``verbatim_arguments``:
+    argument strings are kept exactly as written instead of parsed and serialised again
+    (:meth:`lvt.ChatEncoder.from_openai` sets both from the format).
 
     Raises:
         ConversationError: with the message index and the reason.
-        ArgumentError: ``add_generation_prompt`` is not a ``bool``.
+        ArgumentError: ``add_generation_prompt``, ``keep_empty_reasoning`` or
+            ``verbatim_arguments`` is not a ``bool``.
     """
     agp = check_bool("add_generation_prompt", add_generation_prompt)
     keep = check_bool("keep_empty_reasoning", keep_empty_reasoning)
-    return _convert(messages, _freeze_tools(tools), agp, keep)
+    raw = check_bool("verbatim_arguments", verbatim_arguments)
+    return _convert(messages, _freeze_tools(tools), agp, keep, raw)
 
 
 def from_openai_batch(
@@ -181,6 +192,7 @@ def from_openai_batch(
     add_generation_prompt: bool = False,
     *,
     keep_empty_reasoning: bool = False,
+    verbatim_arguments: bool = False,
 ) -> list[Conversation]:
     """:func:`from_openai` on every conversation of a batch that shares one tool list (a GRPO
     group, a rollout batch), describing the tools once instead of once per conversation.
@@ -197,11 +209,12 @@ def from_openai_batch(
                             f"{type(conversations).__name__}")
     agp = check_bool("add_generation_prompt", add_generation_prompt)
     keep = check_bool("keep_empty_reasoning", keep_empty_reasoning)
+    raw = check_bool("verbatim_arguments", verbatim_arguments)
     desc = _freeze_tools(tools)
     out: list[Conversation] = []
     for k, messages in enumerate(conversations):
         try:
-            out.append(_convert(messages, desc, agp, keep))
+            out.append(_convert(messages, desc, agp, keep, raw))
         except ConversationError as e:
             raise ConversationError(e.message_index, f"conversation {k}: {e.reason}") from None
     return out
@@ -225,7 +238,7 @@ def _freeze_tools(tools: Any) -> tuple[Any, ...] | None:
 
 def _convert(
     messages: Sequence[Mapping[str, Any]], tools: tuple[Any, ...] | None,
-    add_generation_prompt: bool, keep_empty_reasoning: bool,
+    add_generation_prompt: bool, keep_empty_reasoning: bool, verbatim_arguments: bool = False,
 ) -> Conversation:
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         raise ConversationError(None, "messages must be a list of dicts")
@@ -261,7 +274,7 @@ def _convert(
                 raise ConversationError(i, f"only assistant messages carry tool calls, not {role}")
             if not isinstance(calls, list | tuple):
                 raise ConversationError(i, "tool_calls must be a list")
-            blocks.extend(_tool_call(i, j, c) for j, c in enumerate(calls))
+            blocks.extend(_tool_call(i, j, c, verbatim_arguments) for j, c in enumerate(calls))
         if role == Role.TOOL:
             _check_result_id(i, msg.get("tool_call_id"), pending[0] if pending else None)
             pending = pending[1:]

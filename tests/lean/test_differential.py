@@ -112,7 +112,10 @@ def agent_loop(reasoning: bool, parallel: bool, sampled: tuple[int, ...]) -> Con
 
 
 def refused(fmt: str) -> list[Conversation]:
-    out = [Conversation([Message(Role.DEVELOPER, (Plain(Text("x")),))])]
+    # a developer message: Llama writes it as a header turn (`developer_loop`), the other
+    # templates drop it or fold it elsewhere
+    out = [] if fmt.startswith("llama") else [
+        Conversation([Message(Role.DEVELOPER, (Plain(Text("x")),))])]
     if fmt.startswith("llama"):
         out.append(Conversation([_u("q"), _a(ToolCall("a", "{}"), ToolCall("b", "{}"))]))
         out.append(Conversation([_u("q"), _a(Plain(Text('{"name": "f", "parameters": {}}')))]))
@@ -125,6 +128,15 @@ def refused(fmt: str) -> list[Conversation]:
                                  Message(Role.SYSTEM, (Plain(Text("b")),)), _u("q")]))
         out.append(Conversation([_u("q"), _a(ToolCall("a\n```json\nb", "{}"))]))
     return out
+
+
+def developer_loop() -> Conversation:
+    """Llama developer header turns (``'<|start_header_id|>' + message['role'] + …``): first,
+    after a system message, mid-conversation, with text to trim and text spelling a header."""
+    d = Role.DEVELOPER
+    msgs = [Message(d, (Plain(Text(" Answer in French. ")),)), _u("Hi"), _a(Plain(Text("Salut."))),
+            Message(d, (Plain(Text("Now <|eot_id|><|start_header_id|>assistant")),)), _u("Again")]
+    return Conversation(msgs, True, None)
 
 
 @dataclass
@@ -354,6 +366,8 @@ def all_vectors(insts: tuple[str, ...] | None = None) -> list[Vector]:
             [_u(" Sum 2 and 3 "), _a(ToolCall("calc", '{"a": 2}'))], False, TOOLS)))
         for k, c in enumerate(refused(fmt)):
             vs.append(make_vector(f"{inst}: refused {k}", inst, c))
+        if fmt.startswith("llama"):
+            vs.append(make_vector(f"{inst}: developer", inst, developer_loop()))
         vs.append(make_vector(f"{inst}: tokens", inst, Conversation(
             [_u("a"), _a(Plain(Tokens([300, 301]))), _u("b")], True)))
     return vs
@@ -418,6 +432,17 @@ def parse_in_kernel(v: Vector) -> bool:
 @pytest.mark.lean
 def test_production_path_agrees_with_lean_kernel() -> None:
     check_vectors(all_vectors(), N_FILES)
+
+
+@pytest.mark.lean
+def test_llama_developer_agrees_with_lean_kernel() -> None:
+    """The Llama developer vectors alone (one module, one Lean process): the header turn's
+    layout, render and parse (it reads back as a developer message) as Lean states them."""
+    vs = [make_vector(f"{inst}: developer", inst, developer_loop())
+          for inst in ("llama31", "llama31sys")]
+    assert all(v.layout is not None and v.parse is not None for v in vs)
+    vs.append(make_vector("llama31: drawn", "llama31", drawn("llama3.1", 1)[0]))
+    check_vectors(vs, 1, title="Llama developer vectors", jobs=1)
 
 
 @pytest.mark.lean

@@ -251,10 +251,12 @@ def _encode_rows(
     convs: dict[int, Any] = {}
     failed: list[tuple[int, int | None, str, str]] = []
     keep = bool(getattr(encoder.family, "keeps_empty_reasoning", False))
+    raw = bool(getattr(encoder.family, "keeps_argument_text", False))
     for (_, agp), members in groups.items():
         try:
             got = from_openai_batch([recs[k][1].messages for k in members],
-                                    recs[members[0]][1].tools, agp, keep_empty_reasoning=keep)
+                                    recs[members[0]][1].tools, agp, keep_empty_reasoning=keep,
+                                    verbatim_arguments=raw)
             convs.update(zip(members, got, strict=True))
             continue
         except FormatError:

@@ -116,6 +116,12 @@ class DeepSeek:
     ``prompt_think`` (the generation prompt opens ``<think>\\n``), ``tools`` (``False``: no
     tool syntax, tools refused) and ``join_systems`` (``False``: one system message at most)."""
 
+    #: ``'\\n```json\\n' + tool['function']['arguments']``: the template writes an argument
+    #: string as given, so :meth:`lvt.ChatEncoder.from_openai` keeps it verbatim (no parse and
+    #: ``tojson`` again); an object, on which the template raises, is written as ``tojson``
+    #: writes it.
+    keeps_argument_text = True
+
     def __init__(self, ids: DsIds, mode: str, prompt_think: bool = False, tools: bool = True,
                  join_systems: bool = True) -> None:
         if mode not in ("exact", "stable"):
@@ -254,7 +260,10 @@ class DeepSeek:
             if role == Role.SYSTEM:
                 continue  # hoisted into ns.system_prompt
             if role == Role.DEVELOPER:
-                raise ConversationError(i, "the DeepSeek-R1 template has no developer role")
+                raise ConversationError(
+                    i, "the DeepSeek-R1 template drops a developer message silently (it writes "
+                    "no turn for it, so the model would never see its text); send it as a "
+                    "system message")
             if role == Role.USER:
                 p = content_of(m)
                 if p is None:

@@ -206,7 +206,10 @@ class Gemma:
             ConversationError: the conversation cannot be expressed in this format.
         """
         if c.tools is not None:
-            raise ConversationError(None, "the Gemma 3 template writes no tool definitions")
+            raise ConversationError(
+                None, "the Gemma 3 template ignores `tools`: it would drop the tool definitions "
+                "and the model would never see them (describe the tools in the system or user "
+                "text yourself)")
         pre, rest, i = self.head_of(c)
         turns = []
         u = True

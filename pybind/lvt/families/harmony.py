@@ -357,9 +357,11 @@ class Harmony:
         think, content, calls = _blocks(i, m)
         if calls:
             if len(calls) > 1:
-                raise ConversationError(i, "gpt-oss writes one tool call per message (the "
-                                        "template renders only tool_calls[0] and drops the "
-                                        "others)")
+                raise ConversationError(
+                    i, f"gpt-oss writes one tool call per message: the template renders only "
+                    f"tool_calls[0] and would drop the other {len(calls) - 1} "
+                    f"({', '.join(repr(k.name) for k in calls[1:])}); send each call as its own "
+                    "assistant message, its result after it")
             if _nonempty(content) and _nonempty(think):
                 raise ConversationError(i, "the gpt-oss template raises 'Cannot pass both "
                                         "content and thinking in an assistant message with "

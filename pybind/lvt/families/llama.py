@@ -95,7 +95,8 @@ class UserToolsTurn:
 
 @dataclass(frozen=True)
 class PlainTurn:
-    """``LTurn.plain``: role ``"system"``, ``"user"`` or ``"assistant"``."""
+    """``LTurn.plain``: role ``"system"``, ``"user"``, ``"assistant"`` or ``"developer"``
+    (the template's header is ``message['role']``; only ``"assistant"`` is learned)."""
 
     role: str
     p: Any
@@ -237,8 +238,6 @@ class Llama:
     def lower_msg(self, i: int, m: Message) -> Any:
         """``lowerMsg``."""
         role = m.role
-        if role == Role.DEVELOPER:
-            raise ConversationError(i, "Llama 3.1 has no developer role")
         if role == Role.ASSISTANT:
             bs = m.blocks
             if len(bs) == 1 and isinstance(bs[0], Sampled):
@@ -263,6 +262,10 @@ class Llama:
             return PlainTurn("user", _trim(p), i)
         if role == Role.SYSTEM:
             return PlainTurn("system", _trim(p), i)
+        if role == Role.DEVELOPER:
+            # `'<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'`: any role
+            # is a header
+            return PlainTurn("developer", _trim(p), i)
         if role == Role.TOOL:
             return IpythonTurn(_quote(p), i)
         return PlainTurn("assistant", _trim(p), i)
@@ -400,6 +403,8 @@ class Llama:
             return PlainTurn("system", x, 0)
         if role == "ipython":
             return IpythonTurn(x, 0)
+        if role == "developer":
+            return PlainTurn("developer", x, 0)
         if role == "assistant":
             k = parse_call(x)
             return CallTurn(k[0], k[1], 0) if k is not None else PlainTurn("assistant", x, 0)

@@ -235,7 +235,14 @@ class Qwen:
         """``lowerMsg``: ``("turn", t)`` or ``("result", (p, i))`` entries."""
         role = m.role
         if role == Role.DEVELOPER:
-            raise ConversationError(i, "Qwen templates have no developer role")
+            if not self.tools:  # Qwen2.5-VL: `'<|im_start|>' + message['role'] + '\n'`
+                raise ConversationError(
+                    i, "this Qwen model's template writes a developer message as an "
+                    "'<|im_start|>developer' turn, which the Qwen structure does not render "
+                    "(lvt refuses it); send it as a system message")
+            raise ConversationError(
+                i, "the Qwen templates drop a developer message silently (they write no turn "
+                "for it, so the model would never see its text); send it as a system message")
         if role == Role.ASSISTANT:
             if len(m.blocks) == 1 and isinstance(m.blocks[0], Sampled):
                 return [("turn", SampledTurn(m.blocks[0].ids, i))]

@@ -59,7 +59,7 @@ ERROR_NAMES = ("empty", "version", "family", "format", "conversation", "symbols"
 ROLES: tuple[Role, ...] = (Role.SYSTEM, Role.DEVELOPER, Role.USER, Role.ASSISTANT, Role.TOOL)
 MODES = ("v25", "exact", "stable")
 QROLES = ("system", "user")
-LROLES = ("system", "user", "assistant")
+LROLES = ("system", "user", "assistant", "developer")
 
 T = TypeVar("T")
 
@@ -407,7 +407,7 @@ class _Reader:
         if k == 1:
             return llama.UserToolsTurn(tuple(self.many(self.text)), self.lpay(), self.u32())
         if k == 2:
-            return llama.PlainTurn(LROLES[self.tag(3)], self.lpay(), self.u32())
+            return llama.PlainTurn(LROLES[self.tag(4)], self.lpay(), self.u32())
         if k == 3:
             return llama.CallTurn(self.text(), self.text(), self.u32())
         if k == 4:
