@@ -37,6 +37,9 @@ def test_lawful_names_existing_theorems(fmt: str) -> None:
     """Every format names the Lean theorems that make it `Format.Lawful` (round trip, parse
     soundness, injectivity, no forgery), and they are theorems of the files named."""
     spec = lvt.FORMATS[fmt]
+    if spec.family == "qwen-xml":  # not yet proven: the registry claims nothing
+        assert spec.lawful is None and spec.proven is None and "tested" in spec.extension
+        return
     assert spec.lawful, fmt
     for part in spec.lawful.split("; "):
         path, _, names = part.partition(": ")

@@ -27,7 +27,8 @@ from parity.corpus import adversarial, conversations
 #: entry -> the family structure's corpus it is measured on (its registry ``corpus``).
 ENTRIES = {n: lvt.FORMATS[n].corpus
            for n in ("qwen2.5-math", "qwen2.5-vl", "qwen3-2507-instruct", "qwen3-2507-thinking",
-                     "llama3.2", "deepseek-r1-distill-qwen")}
+                     "llama3.2", "deepseek-r1-distill-qwen", "qwen3.6", "qwen3.5", "ornith-1.0",
+                     "ornith-1.0-9b")}
 
 _ENCODERS: dict[tuple[str, tuple[Any, ...]], lvt.ChatEncoder] = {}
 
@@ -79,6 +80,9 @@ def _refused(fmt: str, case: Any) -> bool:
     elif not params.get("join_systems", True) and sum(
             m.get("role") == "system" for m in case.messages) > 1:
         why = "keeps only the last system message"
+    elif lvt.FORMATS[fmt].family == "qwen-xml" and any(
+            m.get("role") == "system" for m in case.messages[1:]):
+        why = "System message must be at the beginning"
     else:
         return False
     with pytest.raises(lvt.ConversationError, match=why):

@@ -195,6 +195,14 @@ _LLAMA_PARITY = (
     "benign 121/121 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
     "25/25 within the allowed differences; causes: control_token_text 25")
 
+#: The Qwen3.5-structure entries, each against its own template on the Qwen3 corpus.
+_XML_PARITY = (
+    "benign 142/144 identical, 2 differ only in allowed ways, 0 outside them; adversarial "
+    "27/27 within the allowed differences; causes: control_token_text 27; note: the 2 are "
+    "refused by both (a system message after the first: the template raises 'System message "
+    "must be at the beginning.'); argument values and content as parts are compared in "
+    "tests/parity/test_qwen_xml.py")
+
 #: The parity figure of each format on the test corpus (see :attr:`FormatSpec.parity`).
 PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
     "qwen2.5": _QWEN25_PARITY,
@@ -216,6 +224,10 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
     "qwen3-2507-instruct": _QWEN25_PARITY,
     "qwen3-2507-thinking": _QWEN3_PARITY,
     "llama3.2": _LLAMA_PARITY,
+    "qwen3.6": _XML_PARITY,
+    "qwen3.5": _XML_PARITY,
+    "ornith-1.0": _XML_PARITY,
+    "ornith-1.0-9b": _XML_PARITY,
     "qwen3-stable": (
         "benign 93/144 identical, 51 differ only in allowed ways, 0 outside them; adversarial "
         "27/27 within the allowed differences; causes: control_token_text 27, history_rewrite "
