@@ -26,6 +26,7 @@ without ``>`` or a newline, values whose text holds no ``</parameter>``, ``<para
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -210,12 +211,14 @@ class QwenXml(Qwen):
         Raises:
             ConversationError: naming the message ``i``, the call ``j`` and the parameter.
         """
-        name, where = k.name, f"tool call {j} ({k.name!r})"
+        # the text between the tags is written raw, so Qwen's NFC applies to it: names and
+        # string values are taken in NFC (a name that then occurs twice is refused)
+        name, where = _nfc(k.name), f"tool call {j} ({k.name!r})"
         if ">" in name or "\n" in name:
             raise ConversationError(i, f"{where}: a function name with '>' or a newline does "
                                     "not read back from '<function=NAME>\\n'")
         try:
-            pairs = json.loads(k.args, object_pairs_hook=_Pairs)
+            pairs = _nfc_tree(json.loads(k.args, object_pairs_hook=_Pairs))
         except (ValueError, RecursionError):
             pairs = None
         if not isinstance(pairs, _Pairs):
@@ -223,7 +226,8 @@ class QwenXml(Qwen):
                                     "template writes one <parameter=…> per member)")
         names = [p for p, _ in pairs]
         if len(set(names)) != len(names):
-            raise ConversationError(i, f"{where}: a parameter name occurs twice")
+            raise ConversationError(i, f"{where}: a parameter name occurs twice (names are "
+                                    "compared in NFC, as the tokenizer writes them)")
         members, params = [], []
         for p, raw in pairs:
             at = f"{where}, parameter {p!r}"
@@ -402,6 +406,21 @@ class QwenXml(Qwen):
             return ToolsSystem(None, tools, 0)
         s = core.strip_prefix("\n\n", z)
         return None if not s else ToolsSystem(s, tools, 0)
+
+
+def _nfc(s: str) -> str:
+    return unicodedata.normalize("NFC", s)
+
+
+def _nfc_tree(raw: Any) -> Any:
+    """Every string of a parsed JSON value (keys too) in NFC."""
+    if isinstance(raw, str):
+        return _nfc(raw)
+    if isinstance(raw, _Pairs):
+        return _Pairs((_nfc(k), _nfc_tree(v)) for k, v in raw)
+    if isinstance(raw, list):
+        return [_nfc_tree(x) for x in raw]
+    return raw
 
 
 class _Pairs(list):  # type: ignore[type-arg]
