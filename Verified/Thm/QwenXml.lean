@@ -2,6 +2,7 @@ module
 
 public import Verified.Spec.QwenXml
 public import Verified.Thm.Sym
+public import Verified.Thm.QwenMask
 
 public section
 
@@ -21,7 +22,10 @@ accepts (`XCall.readable`: names clear of `'>\n'`, values clear of `'\n</paramet
 What lowering asks beyond `readable` (no `>` or newline in a name; no `</parameter>`,
 `<parameter=` or `</function>` in a value; a value whose text reads back as the same JSON
 value, `lvt.families.qwen_xml.read_value`) is checked in Python and tested, not modelled here.
-The entries' ids are well formed (`qwen35Ids_wf`).
+The entries' ids are well formed (`qwen35Ids_wf`). The mask of the layout: every item of a
+turn other than an assistant or sampled turn is unlearned, and those turns' items are owned by
+their message (`turnItems_ann`), so a learned item of a layout belongs to an assistant message
+(`learned_asst`).
 -/
 
 namespace Verified.QwenXml
@@ -169,5 +173,93 @@ example : parseCall (callText ⟨['f'], [(['x'], ['1', '\n', '2']), (['y'], [])]
 
 /-- A value holding `'\n</parameter>\n'` is not readable: its text would end early. -/
 example : (XCall.readable ⟨['f'], [(['x'], ['a'] ++ paramClose ++ ['b'])]⟩) = false := by decide
+
+/-! ## The mask: only assistant messages are learned -/
+
+section Mask
+
+variable (f : XmlFmt)
+
+/-- The owner of the items of an assistant or sampled turn. -/
+@[expose] def xAsstOwner : XTurn → Option Nat
+  | .assistant _ _ _ _ o => some o
+  | .sampled _ o => some o
+  | _ => none
+
+/-- The annotations of the items of a turn: owned by the message in assistant and sampled
+turns, never learned elsewhere. -/
+@[expose] def xAnnOk (t : XTurn) (a : Ann) : Prop :=
+  match xAsstOwner t with
+  | some o => a.owner = o
+  | none => a.learn = false
+
+theorem callsItems'_owner (o : Nat) (ks : List XCall) :
+    ∀ it ∈ QwenXml.callsItems.callsItems' f o ks, it.ann.owner = o := by
+  induction ks with
+  | nil => simp [QwenXml.callsItems.callsItems']
+  | cons k ks ih =>
+    simp only [QwenXml.callsItems.callsItems', fa_append]
+    exact ⟨by simp [ctl, txt], ih⟩
+
+theorem callsItems_owner (s : Bool) (o : Nat) (ks : List XCall) :
+    ∀ it ∈ QwenXml.callsItems f s o ks, it.ann.owner = o := by
+  cases ks with
+  | nil => simp [QwenXml.callsItems]
+  | cons k ks =>
+    simp only [QwenXml.callsItems, fa_append]
+    refine ⟨⟨?_, by simp [ctl, txt]⟩, callsItems'_owner f o ks⟩
+    split <;> simp [txt]
+
+/-- Who owns the items of a turn, and which are learned. -/
+theorem turnItems_ann (t : XTurn) : ∀ it ∈ QwenXml.turnItems f t, xAnnOk t it.ann := by
+  cases t with
+  | plain r p o =>
+    simp [QwenXml.turnItems, footer, xAnnOk, xAsstOwner, ctl, txt, pay_ann, or_imp, forall_and]
+  | toolsSystem s ts o =>
+    cases s <;> simp [QwenXml.turnItems, toolsSystemItems, footer, xAnnOk, xAsstOwner, ctl, txt,
+      pay_ann, or_imp, forall_and]
+  | assistant th c s ks o =>
+    simp only [QwenXml.turnItems, fa_append]
+    refine ⟨⟨⟨⟨?_, ?_⟩, ?_⟩, callsItems_owner f s o ks⟩, ?_⟩
+    · simp [xAnnOk, xAsstOwner, ctl, txt]
+    · split <;> simp [xAnnOk, xAsstOwner, ctl, txt, pay_ann]
+    · simp [xAnnOk, xAsstOwner, pay_ann]
+    · simp [xAnnOk, xAsstOwner, footer, ctl, txt]
+  | toolGroup rs =>
+    simp only [QwenXml.turnItems, fa_append]
+    refine ⟨⟨?_, flatMap_resultItems_learn f.base rs⟩, ?_⟩
+    · simp [xAnnOk, xAsstOwner, ctl, txt]
+    · simp [xAnnOk, xAsstOwner, footer, ctl, txt]
+  | sampled ts o =>
+    simp only [QwenXml.turnItems, fa_append]
+    refine ⟨⟨promptItems_owner f.base o, ?_⟩, ?_⟩
+    · simp [xAnnOk, xAsstOwner]
+    · simp [xAnnOk, xAsstOwner, footer, ctl, txt]
+
+/-- **Mask**: a learned item of a layout belongs to an assistant (or sampled) turn and is
+owned by its message; the generation prompt is never learned. -/
+theorem learned_asst (q : XConv) (it : Item) (h : it ∈ QwenXml.layout f q)
+    (hl : it.ann.learn = true) : ∃ t ∈ q.turns, xAsstOwner t = some it.ann.owner := by
+  unfold QwenXml.layout at h
+  rcases List.mem_append.mp h with h | h
+  · obtain ⟨t, ht, hi⟩ := List.mem_flatMap.mp h
+    have a := turnItems_ann f t it hi
+    unfold xAnnOk at a
+    cases e : xAsstOwner t with
+    | none =>
+      rw [e] at a
+      have a' : it.ann.learn = false := a
+      rw [a'] at hl
+      cases hl
+    | some o =>
+      rw [e] at a
+      have a' : it.ann.owner = o := a
+      exact ⟨t, ht, by rw [e, a']⟩
+  · split at h
+    · rw [promptItems_learn f.base _ it h] at hl
+      cases hl
+    · cases h
+
+end Mask
 
 end Verified.QwenXml
