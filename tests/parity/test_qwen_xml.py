@@ -93,8 +93,8 @@ REFUSED_ALL: list[tuple[Any, str]] = [
 ]
 
 
-@pytest.mark.parametrize("fmt", XML)
-def test_argument_values_render_as_the_template(fmt: str) -> None:
+@pytest.mark.parametrize("fmt", ["qwen3.6", "qwen3.5"])  # one entry per scalar style: the
+def test_argument_values_render_as_the_template(fmt: str) -> None:  # Ornith ones share them
     e, h = enc(fmt), hf(fmt)
     n = 0
     for j, args in enumerate(VALUES):
@@ -204,3 +204,23 @@ def test_detected_from_its_template(fmt: str) -> None:
     d = detect(hf(fmt))
     assert d.format == fmt and d.by_hash and d.compared >= 3
     assert lvt.ChatEncoder.from_hf(hf(fmt)).format_name == fmt
+
+
+def test_corpus_differences_are_the_refusals_the_registry_names() -> None:
+    """What ``lvt.formats.PARITY`` says of the Qwen3 corpus for these entries: every
+    conversation not identical is refused by lvt and by the template alike, and has a system
+    message after the first (the template raises 'System message must be at the beginning.')."""
+    from pathlib import Path
+
+    from lvt.compare import parity
+    from lvt.compare.check import make_checker
+
+    d = parity.find_corpus(Path(__file__).resolve().parents[1])
+    benign, _ = parity.load_corpus("qwen3", d)
+    rep = make_checker(None, "qwen3.6").checker.check_all(benign)
+    odd = [(r.id, r.status) for r in rep.results if r.status != "identical"]
+    later_system = {c.id for c in benign
+                    if any(m.get("role") == "system" for m in c.messages[1:])}
+    assert {i for i, _ in odd} == later_system and len(odd) == 2
+    assert {s for _, s in odd} == {"refused"}
+    assert "2 are refused by both" in (lvt.FORMATS["qwen3.6"].parity or "")
