@@ -224,3 +224,23 @@ def test_corpus_differences_are_the_refusals_the_registry_names() -> None:
     assert {i for i, _ in odd} == later_system and len(odd) == 2
     assert {s for _, s in odd} == {"refused"}
     assert "2 are refused by both" in (lvt.FORMATS["qwen3.6"].parity or "")
+
+
+def test_sampled_completion_reads_as_blocks() -> None:
+    """What a model samples after each prompt reads back as reasoning, content and calls; a
+    parameter text reads as the value whose rendering it is ('3' is the number: the string
+    '3' is never rendered)."""
+    tok = zoo.load_tokenizer("qwen3.5")
+    call = ("<tool_call>\n<function=run>\n<parameter=cmd>\nls -la\n</parameter>\n<parameter=n>"
+            "\n3\n</parameter>\n</function>\n</tool_call><|im_end|>")
+    for fmt, body, think in (("qwen3.6", "Plan.\n</think>\n\nSure.\n\n" + call, "Plan."),
+                             ("qwen3.5", "Sure.\n\n" + call, None)):
+        blocks = enc(fmt).parse_completion(tok.encode(body, add_special_tokens=False).ids)
+        want: list[Any] = [] if think is None else [lvt.Reasoning(lvt.Text(think))]
+        want += [lvt.Plain(lvt.Text("Sure.")), lvt.ToolCall("run", '{"cmd": "ls -la", "n": 3}')]
+        assert blocks == want, fmt
+    # a value that closes the parameter early is not a call the structure writes
+    bad = "<tool_call>\n<function=f>\n<parameter=x>\na\n</parameter>\nb\n</function>\n</tool_call>"
+    with pytest.raises(lvt.errors.ParseError, match="do not read as an assistant turn"):
+        enc("qwen3.6").parse_completion(
+            tok.encode("</think>\n\n" + bad + "<|im_end|>", add_special_tokens=False).ids)
