@@ -55,6 +55,7 @@ VOCABULARIES = (
     ("gemma3", ("<start_of_turn>",)),
     ("deepseek-r1", ("<｜Assistant｜>",)),  # noqa: RUF001
     ("mistral", ("[INST]",)),
+    ("qwen3.5", ("<|im_start|>", "<function=")),  # Qwen3.5/3.6's XML calls: their vocabulary
     ("qwen3", ("<|im_start|>",)),
 )
 #: How many text-chat templates the "top" list names.

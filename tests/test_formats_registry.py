@@ -37,6 +37,9 @@ def test_lawful_names_existing_theorems(fmt: str) -> None:
     """Every format names the Lean theorems that make it `Format.Lawful` (round trip, parse
     soundness, injectivity, no forgery), and they are theorems of the files named."""
     spec = lvt.FORMATS[fmt]
+    if spec.family == "qwen-xml":  # not yet proven: the registry claims nothing
+        assert spec.lawful is None and spec.proven is None and "tested" in spec.extension
+        return
     assert spec.lawful, fmt
     for part in spec.lawful.split("; "):
         path, _, names = part.partition(": ")
@@ -173,7 +176,13 @@ def test_lvt_formats_prints_the_recorded_figure(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     for fmt in lvt.format_names():
         assert f"  parity     {lvt.FORMATS[fmt].parity} (tests/parity corpus" in out, fmt
+    for fmt in lvt.format_names():
+        if lvt.FORMATS[fmt].lawful is None:  # the Qwen3.5 structure: says so, names nothing
+            continue
         assert f"  round trip {lvt.FORMATS[fmt].lawful} (parse_render" in out, fmt
+    unproven = [n for n in lvt.format_names() if lvt.FORMATS[n].lawful is None]
+    assert out.count("  round trip not yet proven in Lean") == len(unproven) == 4
+    assert "round trip None" not in out
     # every format has its real tokenizer in the zoo (lvt check's default)
     from lvt.compare.templates import DEFAULT_TOKENIZERS
 

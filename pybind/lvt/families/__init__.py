@@ -1,6 +1,8 @@
 """Chat families: one module per family, each the transliteration of its Lean file.
 
 * :mod:`lvt.families.qwen` (``Verified/Spec/Qwen.lean``): Qwen2.5, Qwen3 exact and stable.
+* :mod:`lvt.families.qwen_xml` (``Verified/Spec/QwenXml.lean``): Qwen3.5, Qwen3.6, Ornith-1.0
+  (XML tool calls; a :class:`~lvt.families.qwen.Qwen` subclass, read back by its readers).
 * :mod:`lvt.families.llama` (``Verified/Spec/Llama.lean``): Llama 3.1.
 * :mod:`lvt.families.gemma` (``Verified/Spec/Gemma.lean``): Gemma 3.
 * :mod:`lvt.families.deepseek` (``Verified/Spec/DeepSeek.lean``): DeepSeek-R1 exact and stable.

@@ -195,6 +195,14 @@ _LLAMA_PARITY = (
     "benign 121/121 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
     "25/25 within the allowed differences; causes: control_token_text 25")
 
+#: The Qwen3.5-structure entries, each against its own template on the Qwen3 corpus.
+_XML_PARITY = (
+    "benign 142/144 identical, 2 differ only in allowed ways, 0 outside them; adversarial "
+    "27/27 within the allowed differences; causes: control_token_text 27; note: the 2 are "
+    "refused by both (a system message after the first: the template raises 'System message "
+    "must be at the beginning.'); argument values and content as parts are compared in "
+    "tests/parity/test_qwen_xml.py")
+
 #: The parity figure of each format on the test corpus (see :attr:`FormatSpec.parity`).
 PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
     "qwen2.5": _QWEN25_PARITY,
@@ -216,6 +224,10 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
     "qwen3-2507-instruct": _QWEN25_PARITY,
     "qwen3-2507-thinking": _QWEN3_PARITY,
     "llama3.2": _LLAMA_PARITY,
+    "qwen3.6": _XML_PARITY,
+    "qwen3.5": _XML_PARITY,
+    "ornith-1.0": _XML_PARITY,
+    "ornith-1.0-9b": _XML_PARITY,
     "qwen3-stable": (
         "benign 93/144 identical, 51 differ only in allowed ways, 0 outside them; adversarial "
         "27/27 within the allowed differences; causes: control_token_text 27, history_rewrite "
@@ -265,7 +277,7 @@ LAWFUL: dict[str, str] = {
 def _register(spec: FormatSpec) -> None:
     if spec.parity is None and spec.name in PARITY:
         spec = replace(spec, parity=PARITY[spec.name])
-    if spec.lawful is None:
+    if spec.lawful is None and spec.family in LAWFUL:
         spec = replace(spec, lawful=LAWFUL[spec.family])
     for n in (spec.name, *spec.aliases):
         FORMATS[n] = spec
@@ -310,6 +322,36 @@ _register(FormatSpec(
     "prompt opens <think>)", "Qwen-Qwen3-4B-Thinking-2507", _QWEN_EXACT_EXT, {},
     {"mode": "exact", "v3": True, "prompt_think": True}, proven=_QWEN_EXACT,
     tokenizer="qwen3", corpus="qwen3"))
+
+# -- the Qwen3.5 structure (lvt.families.qwen_xml; XML calls; tested, not yet proven) -----
+_XML_EXT = ("tested, not proven: a render with the generation prompt is a prefix of an "
+            "extension by one assistant turn when the prompt's think opening is the turn's "
+            "(thinking on, or empty reasoning); an appended user message drops the earlier "
+            "think blocks")
+_XML_ALL_EXT = ("tested, not proven: prefix, except a tool result appended after a tool result "
+                "and, with thinking off, an assistant turn with reasoning after the prompt")
+_register(FormatSpec(
+    "qwen3.6", "qwen-xml", "Qwen3.6 (XML tool calls, think block after the last query, "
+    "thinking prompt unless enable_thinking is false, non-string values as JSON)",
+    "Qwen-Qwen3.6-35B-A3B", _XML_EXT,
+    {"enable_thinking": True, "preserve_thinking": False},
+    {"scalars": "tojson", "history": "last_query"}, aliases=("qwen3.6-35b-a3b",),
+    tokenizer="qwen3.5", corpus="qwen3"))
+_register(FormatSpec(
+    "qwen3.5", "qwen-xml", "Qwen3.5 (XML tool calls, think block after the last query, "
+    "non-thinking prompt unless enable_thinking is true, scalar values as Python's str)",
+    "Qwen-Qwen3.5-0.8B", _XML_EXT, {"enable_thinking": False},
+    {"scalars": "string", "history": "last_query"}, tokenizer="qwen3.5", corpus="qwen3"))
+_register(FormatSpec(
+    "ornith-1.0", "qwen-xml", "Ornith-1.0-35B (Qwen3.5 structure with a think block in every "
+    "assistant turn, thinking prompt, non-string values as JSON)",
+    "deepreinforce-ai-Ornith-1.0-35B", _XML_ALL_EXT, {"enable_thinking": True},
+    {"scalars": "tojson", "history": "all"}, aliases=("ornith-1.0-35b",),
+    tokenizer="qwen3.5", corpus="qwen3"))
+_register(FormatSpec(
+    "ornith-1.0-9b", "qwen-xml", "Ornith-1.0-9B (as ornith-1.0, scalar values as Python's "
+    "str)", "deepreinforce-ai-Ornith-1.0-9B", _XML_ALL_EXT, {"enable_thinking": True},
+    {"scalars": "string", "history": "all"}, tokenizer="qwen3.5", corpus="qwen3"))
 
 # -- the Llama 3.1 structure (Verified/Spec/Llama.lean) ------------------------------------
 _register(FormatSpec(

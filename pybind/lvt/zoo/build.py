@@ -27,6 +27,7 @@ __all__ = [
     "QWEN_PATTERN",
     "build_llama31",
     "build_qwen",
+    "qwen_bpe",
     "read_pinned_ranks",
     "read_ranks",
     "read_specials",
@@ -193,22 +194,29 @@ def vocab_merges(
 def build_qwen(data: Path, added: tuple[tuple[int, str, bool], ...]) -> Tokenizer:
     """Qwen2.5/Qwen3's tokenizer from quicktok's ``qwen3.vocab`` / ``qwen3.special`` in
     ``data``, checked against the ranks' SHA-256 and the added-token table."""
-    from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers
-    from tokenizers import processors as procs
-
     ranks = read_pinned_ranks(data / "qwen3.vocab", QWEN_N_RANKS, QWEN_RANKS_SHA256)
     specials = sorted(read_specials(data / "qwen3.special"), key=lambda x: x[1])
     want = [(s, i) for i, s, _ in QWEN3_ADDED_TOKENS]
     if specials != want:
         raise LvtError(f"quicktok's qwen3.special differs from Qwen3's added tokens: {specials}")
-    rank_map = dict(ranks)
+    return qwen_bpe(dict(ranks), QWEN_PATTERN, added)
+
+
+def qwen_bpe(rank_map: dict[bytes, int], pattern: str,
+             added: tuple[tuple[int, str, bool], ...]) -> Tokenizer:
+    """A Qwen-style byte-level BPE tokenizer from tiktoken ranks: NFC normalizer, the
+    pre-tokenizer regex ``pattern``, ByteLevel decoder and post-processor (no BOS), then the
+    added tokens (id, content, special) in id order, each checked to land on its id."""
+    from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers
+    from tokenizers import processors as procs
+
     vocab, merges = vocab_merges(rank_map)
     # Every token is reachable through the merges, so ignore_merges does not change ids.
     tok = Tokenizer(models.BPE(vocab, merges, fuse_unk=False, ignore_merges=False))
     tok.normalizer = normalizers.NFC()
     tok.pre_tokenizer = pre_tokenizers.Sequence(
         [
-            pre_tokenizers.Split(Regex(QWEN_PATTERN), behavior="isolated", invert=False),
+            pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False),
             pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False),
         ]
     )
