@@ -42,7 +42,8 @@ def _strings() -> list[str]:
         for case in [*conversations(fam), *adversarial(fam)]:
             out += [s for s in case_strings(case) if isinstance(s, str)]
     rng = random.Random(20261206)
-    alpha = list("abcXYZ019 .,;:!?'\"{}[]()<>/\\-_\n\t\r  éüßñ中文日本語한국어😀🎉\u0301\u00a0\u200b")
+    alpha = list("abcXYZ019 .,;:!?'\"{}[]()<>/\\-_\n\t\r  éüßñ中文日本語한국어😀🎉")
+    alpha += ["\u0301", "\u00a0", "\u200b", "\u2581"]
     words = ["[INST]", "</s>", "<s>", "[TOOL_CALLS]", "[REFERENCE_DOC_3]", "[control_9]",
              "<0x0A>", "<unk>", " hello", "  ", "\n\n"]
     for _ in range(1500):
