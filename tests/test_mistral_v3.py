@@ -17,7 +17,7 @@ import pytest
 import lvt
 from lvt.errors import CodecLawError, ConversationError, LvtError
 from lvt.families import parse_completion
-from lvt.families.mistral_v3 import result_json
+from lvt.families.mistral_v3 import content_json, result_json
 from parity.corpus_chat import chat_scenarios, reasoning_scenarios
 from parity.corpus_tools import tool_scenarios
 
@@ -158,7 +158,7 @@ def test_result_content_as_mistral_common(enc: Any, ref: Any, content: str) -> N
                  ("tool", {"content": content, "tool_call_id": "abc123def"}))
     got = enc.encode_openai(msgs, _TOOLS, True).ids.tolist()
     assert got == ref.render(msgs, _TOOLS)
-    assert result_json(content, "abc123def") in enc.tokenizer.decode(got)
+    assert result_json(content_json(content), "abc123def") in enc.tokenizer.decode(got)
 
 
 def test_system_folded_into_last_user_turn(enc: Any, ref: Any) -> None:

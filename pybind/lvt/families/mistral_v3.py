@@ -5,8 +5,9 @@ Reference: ``mistral-common``'s ``MistralTokenizer.encode_chat_completion`` (1.1
 ``InstructTokenizerV3``, its ``InstructRequestNormalizer`` and ``MistralRequestValidatorV3``.
 ``<s>``, then one piece per message with no separator; every text piece between control
 tokens is encoded by its own ``self.tokenizer.encode(…)`` call, which writes SentencePiece's
-dummy prefix: here a space before each non-empty text piece (:func:`sp`; the zoo tokenizer
-``mistral-v3`` has no dummy prefix of its own, :mod:`lvt.zoo.spm`).
+dummy prefix: here a space before each non-empty text piece (:meth:`MistralV3.sp`; the zoo
+tokenizer ``mistral-v3`` has no dummy prefix of its own, :mod:`lvt.zoo.spm`). Over Nemo's
+tekken vocabulary (``dummy=False``) there is no dummy prefix.
 
 * system messages write no turn: their texts (the non-empty ones) joined with ``"\\n\\n"``
   (``_aggregate_system_prompts``) are folded into the *last* user message,
@@ -21,8 +22,8 @@ dummy prefix: here a space before each non-empty text piece (:func:`sp`; the zoo
 * tool: ``[TOOL_RESULTS]`` + ``json.dumps({"content": …, "call_id": …})`` +
   ``[/TOOL_RESULTS]`` (V3 ``encode_tool_message``); the content is the message text parsed
   as JSON when it is JSON, else the text as a JSON string, and ``{}`` when empty
-  (``_normalize_json_content`` then ``_parse_json_content``): :func:`result_json`, applied
-  by the front end (the Lean lowering takes the JSON text as given).
+  (``_normalize_json_content`` then ``_parse_json_content``): :func:`content_json`, applied
+  by the front end (:meth:`MistralV3.front`; the Lean lowering takes the JSON text as given).
 
 Refused with a :class:`~lvt.errors.ConversationError` naming the message and the reason: a
 ``developer`` message, a conversation whose first non-system message is not a user message
@@ -48,6 +49,7 @@ from lvt.families.mistral import (
     MistralIds,
     ResultTurn,
     SampledTurn,
+    SystemTurn,
     UserTurn,
     calls_json,
     rstrip_space,
@@ -55,36 +57,30 @@ from lvt.families.mistral import (
     tools_json,
     un_calls_json,
 )
-from lvt.model import Conversation, Message, Plain, Role, Sampled, ToolCall, content_of
+from lvt.model import Conversation, Message, Plain, Role, Sampled, Text, ToolCall, content_of
 from lvt.runtime import core
 from lvt.runtime.core import Item, Stream, ctrl, pay, text
 
-__all__ = ["MistralV3", "result_content", "result_json", "sp"]
+__all__ = ["MistralV3", "content_json", "result_content", "result_json"]
 
 
-def sp(x: str) -> str:
-    """``sp``: a text piece as SentencePiece's ``encode`` sees it, the dummy prefix written as
-    a space (``""`` encodes to no token, so it gets none)."""
-    return " " + x if x else ""
-
-
-def _unsp(x: str) -> str | None:
-    """The inverse of :func:`sp` (``None``: ``x`` is not one of its values)."""
-    if not x:
-        return ""
-    return x[1:] if x[0] == " " else None
-
-
-def result_json(content: str, call_id: str) -> str:
-    """``json.dumps(self._prepare_tool_result(message), ensure_ascii=False)`` of V3: the
-    content normalised (``_normalize_json_content``: ``"{}"`` when empty, else re-dumped when it
-    is JSON), then parsed when it is JSON (``_parse_json_content``)."""
+def content_json(content: str) -> str:
+    """The front end's JSON text of a tool message's content, as V3 writes it: the content
+    normalised (``_normalize_json_content``: ``"{}"`` when empty, else re-dumped when it is
+    JSON), then parsed when it is JSON (``_parse_json_content``) and dumped with the result.
+    The Lean lowering (``lowerV3``) takes this text as given (it has no JSON parser)."""
     val: Any
     try:
         val = json.loads(content) if content else {}
     except ValueError:
         val = content
-    return json.dumps({"content": val, "call_id": call_id}, ensure_ascii=False)
+    return json.dumps(val, ensure_ascii=False)
+
+
+def result_json(c: str, call_id: str) -> str:
+    """``resultJson``: ``json.dumps({"content": …, "call_id": …})`` of V3's
+    ``_prepare_tool_result``, ``c`` being the content's JSON text (:func:`content_json`)."""
+    return '{"content": ' + c + ', "call_id": "' + call_id + '"}'
 
 
 def result_content(j: str) -> str:
@@ -101,12 +97,25 @@ def result_content(j: str) -> str:
 
 
 class MistralV3(Mistral):
-    """``MistralFmt`` with ``version = .v3``: ids (the SentencePiece v3 vocabulary has no
-    ``[SYSTEM_PROMPT]``: ``sys_open``/``sys_close`` are never written) and no stable mode."""
+    """``V3Fmt``: ids (the SentencePiece v3 vocabulary has no ``[SYSTEM_PROMPT]``:
+    ``sys_open``/``sys_close`` are never written) and ``dummy``, whether each text piece
+    carries SentencePiece's dummy prefix (Mistral 7B v0.3; not Nemo's tekken)."""
 
-    def __init__(self, ids: MistralIds) -> None:
+    def __init__(self, ids: MistralIds, dummy: bool = True) -> None:
         super().__init__(ids, "v7")
         self.version = "v3"
+        self.dummy = bool(dummy)
+
+    def sp(self, x: str) -> str:
+        """``sp``: a text piece as ``self.tokenizer.encode`` sees it: with a SentencePiece
+        vocabulary (``dummy``) its dummy prefix, written as a space (``""`` gets none)."""
+        return " " + x if self.dummy and x else x
+
+    def unsp(self, x: str) -> str | None:
+        """``unsp``: the inverse of :meth:`sp` (``None``: ``x`` is not one of its values)."""
+        if not self.dummy or not x:
+            return x
+        return x[1:] if len(x) >= 2 and x[0] == " " else None
 
     # -- layout --------------------------------------------------------------------------
 
@@ -115,15 +124,16 @@ class MistralV3(Mistral):
         i = self.ids
         if isinstance(t, UserTurn):
             o = t.owner
-            head = [] if t.tools is None else [
-                ctrl(i.tools, o, False), text(sp(t.tools), o, False), ctrl(i.end_tools, o, False)]
+            head = [] if t.tools is None else [ctrl(i.tools, o, False),
+                                               text(self.sp(t.tools), o, False),
+                                               ctrl(i.end_tools, o, False)]
             return [*head, ctrl(i.inst, o, False), self._pay(t.p, o, False),
                     ctrl(i.end_inst, o, False)]
         if isinstance(t, AssistantTurn):
             o = t.owner
             out = [self._pay(t.p, o, True)]
             if t.calls:
-                out += [ctrl(i.calls, o, True), text(sp(calls_json(t.calls)), o, True)]
+                out += [ctrl(i.calls, o, True), text(self.sp(calls_json(t.calls)), o, True)]
             return [*out, ctrl(i.eos, o, True)]
         if isinstance(t, ResultTurn):
             o = t.owner
@@ -131,11 +141,13 @@ class MistralV3(Mistral):
                     ctrl(i.end_results, o, False)]
         if isinstance(t, SampledTurn):
             return [core.toks(t.ts, t.owner, True), ctrl(i.eos, t.owner, True)]
+        if isinstance(t, SystemTurn):
+            return []  # lowering folds system text into the last user turn
         raise TypeError(f"not a Mistral v3 turn: {t!r}")
 
-    @staticmethod
-    def _pay(p: Any, o: int, learn: bool) -> Item:
-        return text(sp(p), o, learn) if isinstance(p, str) else pay(p, o, learn)
+    def _pay(self, p: Any, o: int, learn: bool) -> Item:
+        """``pay (spPay p)``."""
+        return text(self.sp(p), o, learn) if isinstance(p, str) else pay(p, o, learn)
 
     # -- lowering ------------------------------------------------------------------------
 
@@ -172,11 +184,26 @@ class MistralV3(Mistral):
         return AssistantTurn(rstrip_space(p), calls, i)
 
     def lower(self, c: Conversation) -> MConv:
-        """``lowerV3``, with the front end's :func:`result_json` on tool results.
+        """:meth:`front` then ``lowerV3`` (:meth:`lower_core`).
 
         Raises:
             ConversationError: the conversation cannot be expressed in v3.
         """
+        return self.lower_core(self.front(c))
+
+    @staticmethod
+    def front(c: Conversation) -> Conversation:
+        """The front end's step before lowering: each tool message's text replaced by its
+        JSON as V3 writes it (:func:`content_json`)."""
+        def one(m: Message) -> Message:
+            p = content_of(m) if m.role == Role.TOOL else None
+            if not isinstance(p, str):
+                return m
+            return Message(m.role, (Plain(Text(content_json(p))),))
+        return Conversation([one(m) for m in c.messages], c.add_generation_prompt, c.tools)
+
+    def lower_core(self, c: Conversation) -> MConv:
+        """``lowerV3``: the conversation after :meth:`front`."""
         ms = c.messages
         tools = None
         if c.tools:
@@ -241,7 +268,7 @@ class MistralV3(Mistral):
                 if not isinstance(p, str):
                     raise ConversationError(i, "Mistral v3 writes a tool result inside JSON: it "
                                             "must be text, not tokens")
-                t = ResultTurn(result_json(p, rid), i)
+                t = ResultTurn(result_json(p, rid), i)  # `resultJson c x`
             else:
                 raise ConversationError(i, f"Mistral v3 has no {m.role.value} role (system, "
                                         "user, assistant and tool only)")
@@ -271,7 +298,7 @@ class MistralV3(Mistral):
         r = self._until(s, k, close)
         if r is None:
             return None
-        x = _unsp(r[0])
+        x = self.unsp(r[0])
         return None if x is None else (x, r[1])
 
     def unlayout(self, s: Stream) -> MConv | None:
@@ -311,13 +338,13 @@ class MistralV3(Mistral):
     def _assistant(self, s: Stream, k: int) -> tuple[AssistantTurn, int] | None:
         i = self.ids
         raw, k = core.take_text_at(s, k)
-        p = _unsp(raw)
+        p = self.unsp(raw)
         if p is None:
             return None
         calls: Sequence[Call] = ()
         if k < len(s) and s[k] == i.calls and isinstance(s[k], int):
             x = s[k + 1] if k + 1 < len(s) and isinstance(s[k + 1], str) else ""
-            body = _unsp(x)
+            body = self.unsp(x)
             cs = None if body is None or p else un_calls_json(body)
             if cs is None:
                 return None

@@ -379,7 +379,8 @@ _register(FormatSpec(
     "results as JSON", "mistralai-Mistral-7B-Instruct-v0.3",
     "prefix for appends with no user or system message ([AVAILABLE_TOOLS] and the system "
     "prompt move to the last user message); tested, not proven", {},
-    {"stable": False, "version": "v3"}, aliases=("mistral-v3", "mistral-7b-instruct-v0.3"),
+    {"stable": False, "version": "v3", "dummy_prefix": True},
+    aliases=("mistral-v3", "mistral-7b-instruct-v0.3"),
     lawful="not proven for v3: Verified/Spec/MistralV3.lean defines it, tests/test_mistral_v3.py"
     " checks the round trip, mask and no-forgery on renders", tokenizer="mistral-v3",
     corpus="mistral"))

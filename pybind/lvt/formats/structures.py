@@ -195,27 +195,28 @@ def _deepseek(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) ->
 _MISTRAL_V3_NAMES = _MISTRAL_NAMES[:9]
 
 
-def _mistral_v3(tok: Any, fmt: str) -> MistralV3:
-    """Version v3 (``Spec/MistralV3.lean``'s ``v3Ids``): the tokenizer must have no dummy
-    prefix of its own (the layout writes it, :mod:`lvt.zoo.spm`); ``sys_open``/``sys_close``,
-    which v3 never writes, get ids past the vocabulary."""
+def _mistral_v3(tok: Any, fmt: str, dummy: bool) -> MistralV3:
+    """Version v3 (``Spec/MistralV3.lean``'s ``V3Fmt``; ``dummy``: the layout writes
+    SentencePiece's dummy prefix, and the tokenizer must have none of its own,
+    :mod:`lvt.zoo.spm`); ``sys_open``/``sys_close``, which v3 never writes, get ids past the
+    vocabulary."""
     added = _added(tok)
     ids = [_need(added, fmt, n) for n in _MISTRAL_V3_NAMES]
     norm = as_tokenizer(tok).normalizer
-    if norm is not None and "Prepend" in repr(norm.__getstate__()):
+    if dummy and norm is not None and "Prepend" in repr(norm.__getstate__()):
         raise FormatError(f"format {fmt!r} writes SentencePiece's dummy prefix itself (a space "
                           "before each text piece); this tokenizer's normalizer prepends one "
                           "too: use the zoo tokenizer 'mistral-v3' (lvt.zoo.spm)")
     past = max(as_tokenizer(tok).get_vocab(with_added_tokens=True).values()) + 1
     known = set(ids)
-    return MistralV3(MistralIds(*ids, past, past + 1, extra=_extra(added, known, ())))
+    return MistralV3(MistralIds(*ids, past, past + 1, extra=_extra(added, known, ())), dummy)
 
 
 def _mistral_entry(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Mistral:
-    """Params: ``stable``, ``version`` (``"v3"``: SentencePiece, :class:`MistralV3`; else the
-    option ``version``)."""
+    """Params: ``stable``, ``version`` (``"v3"``: :class:`MistralV3`, with ``dummy_prefix``;
+    else the option ``version``)."""
     if p.get("version") == "v3":
-        return _mistral_v3(tok, fmt)
+        return _mistral_v3(tok, fmt, p.get("dummy_prefix", True))
     return _mistral(tok, fmt, o["version"], p["stable"])
 
 
