@@ -14,6 +14,7 @@ public import Verified.Spec.Gemma
 public import Verified.Spec.MistralLayout
 public import Verified.Spec.MistralLower
 public import Verified.Spec.Mistral
+public import Verified.Spec.MistralV3
 public import Verified.Spec.HarmonyTools
 public import Verified.Spec.Harmony
 public import Verified.Thm.Token
@@ -48,6 +49,7 @@ public import Verified.Thm.MistralMask
 public import Verified.Thm.MistralRead
 public import Verified.Thm.MistralLower
 public import Verified.Thm.MistralRound
+public import Verified.Thm.MistralV3
 
 /-!
 # Lean Verified Tokenizers
