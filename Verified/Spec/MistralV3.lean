@@ -13,8 +13,9 @@ instruct tokenizer v3 (`InstructTokenizerV3`, its `InstructRequestNormalizer` an
 `Spec/MistralLayout.lean` (`MistralIds`, `MTurn`, `MConv`). `<s>`, then one piece per message
 with no separator:
 
-* system messages write no turn: their non-empty texts joined with `"\n\n"` are folded into the
-  last user message (`system_prompt + "\n\n" + content`);
+* system messages (and developer messages, which `from_openai` reads as system ones) write no
+  turn: their non-empty texts joined with `"\n\n"` are folded into the last user message
+  (`system_prompt + "\n\n" + content`);
 * user: `[AVAILABLE_TOOLS]` + `json.dumps(tools)` + `[/AVAILABLE_TOOLS]` before the last user
   message's `[INST]` (`UserMessagePosition.last`), then `[INST]` text `[/INST]`;
 * assistant: `content.rstrip(" ")` or `[TOOL_CALLS]` and the JSON call list (never both), then
@@ -104,12 +105,16 @@ writes nothing. -/
 
 /-! ## Lowering -/
 
+/-- A system message, or a developer message (`from_openai`: `elif message_role in ("system",
+"developer")`). -/
+@[expose] def isSys (r : Role) : Bool := r = .system || r = .developer
+
 /-- The texts of the system messages that have one (`if message.role == Roles.system and
 message.content`); `none` when one is not a single text block. -/
 @[expose] def systemTexts : List Message → Option (List Chars)
   | [] => some []
   | m :: ms =>
-      if m.role = .system then
+      if isSys m.role then
         match m.content? with
         | some (.text []) => systemTexts ms
         | some (.text x) => (systemTexts ms).map (x :: ·)
@@ -174,7 +179,7 @@ the tools; `last`: the last user message). -/
       Option (List MTurn)
   | _, _, _, _, [] => some []
   | prev, prevT, pend, i, m :: ms =>
-      if m.role = .system then
+      if isSys m.role then
         -- `Unexpected role 'system' after role 'assistant'` (and `'tool'`)
         if prev = some .assistant || prev = some .tool then none
         else lowerMsgsV3 tools pos sys last prev prevT pend (i + 1) ms

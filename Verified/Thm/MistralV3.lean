@@ -16,7 +16,7 @@ public section
   empty system messages skipped, `[AVAILABLE_TOOLS]` before the last user message, the call
   list and the result object with the call's id, their read-back, and the refusals (content
   and calls together, a system message after an answer, an assistant message first, a
-  system prompt with no user message, a developer message).
+  system prompt with no user message); a developer message read as a system message.
 
 The round trip, mask, no-forgery and extension theorems of v7, v11 and v13
 (`Thm/MistralRound.lean`, `Thm/MistralMask.lean`, `Thm/MistralPrefix.lean`) are stated over
@@ -151,10 +151,12 @@ theorem refuses_system_alone :
     (lowerV3 mistral7bV03 ⟨[msg .system ['s']], none, true⟩).isNone = true := by
   decide
 
-/-- A developer message is refused. -/
-theorem refuses_developer :
-    (lowerV3 mistral7bV03 ⟨[msg .user ['x'], msg .developer ['d']], none,
-        true⟩).isNone = true := by
+/-- A developer message is a system message (`from_openai`): folded into the last user
+message. -/
+theorem lower_developer :
+    (lowerV3 mistral7bV03 ⟨[msg .developer ['d'], msg .user ['x']], none, true⟩).map
+        (fun q => syms (layoutV3 mistral7bV03 q)) =
+      some [.ctrl 1, .ctrl 3, .ch ' ', .ch 'd', .ch '\n', .ch '\n', .ch 'x', .ctrl 4] := by
   decide
 
 /-- Two user messages in a row are refused (mistral-common merges them). -/

@@ -9,7 +9,8 @@ dummy prefix: here a space before each non-empty text piece (:meth:`MistralV3.sp
 tokenizer ``mistral-v3`` has no dummy prefix of its own, :mod:`lvt.zoo.spm`). Over Nemo's
 tekken vocabulary (``dummy=False``) there is no dummy prefix.
 
-* system messages write no turn: their texts (the non-empty ones) joined with ``"\\n\\n"``
+* system (and ``developer``: ``from_openai`` reads it as system) messages write no turn: their
+  texts (the non-empty ones) joined with ``"\\n\\n"``
   (``_aggregate_system_prompts``) are folded into the *last* user message,
   ``system_prompt + "\\n\\n" + content`` (V1 ``encode_user_content``: ``if is_last and
   system_prompt``);
@@ -26,7 +27,7 @@ tekken vocabulary (``dummy=False``) there is no dummy prefix.
   by the front end (:meth:`MistralV3.front`; the Lean lowering takes the JSON text as given).
 
 Refused with a :class:`~lvt.errors.ConversationError` naming the message and the reason: a
-``developer`` message, a conversation whose first non-system message is not a user message
+conversation whose first non-system message is not a user message
 (mistral-common inserts an empty ``[INST][/INST]``), system messages and no user message,
 consecutive user or assistant messages (mistral-common merges them with ``"\\n\\n"``), a
 system message after an assistant or tool message (``Unexpected role``), an assistant
@@ -94,6 +95,11 @@ def result_content(j: str) -> str:
         return j
     c = val["content"]
     return c if isinstance(c, str) else json.dumps(c, ensure_ascii=False)
+
+
+#: The roles whose text joins the system prompt: mistral-common's ``from_openai`` reads a
+#: ``developer`` message as a system message.
+_SYSTEM = (Role.SYSTEM, Role.DEVELOPER)
 
 
 class MistralV3(Mistral):
@@ -215,8 +221,8 @@ class MistralV3(Mistral):
         users = [k for k, m in enumerate(ms) if m.role == Role.USER]
         systems = []
         for k, m in enumerate(ms):
-            if m.role == Role.SYSTEM:
-                p = self._text(k, m, "system message")
+            if m.role in _SYSTEM:
+                p = self._text(k, m, f"{m.role.value} message")
                 if not isinstance(p, str):
                     raise ConversationError(k, "Mistral v3 folds a system message into the last "
                                             "user message's text: it must be text, not tokens")
@@ -233,10 +239,11 @@ class MistralV3(Mistral):
         done = 0
         prev: Role | None = None
         for i, m in enumerate(ms):
-            if m.role == Role.SYSTEM:
+            if m.role in _SYSTEM:  # `from_openai` reads a developer message as a system one
                 if prev in (Role.ASSISTANT, Role.TOOL):
                     raise ConversationError(i, f"mistral-common raises 'Unexpected role "
-                                            f"'system' after role '{prev.value}''")
+                                            f"'system' after role '{prev.value}'' (a "
+                                            f"{m.role.value} message is a system message)")
                 continue
             if prev is None and m.role != Role.USER:
                 raise ConversationError(i, "Mistral v3: the first message after the system "

@@ -198,8 +198,9 @@ _MISTRAL_V3_NAMES = _MISTRAL_NAMES[:9]
 def _mistral_v3(tok: Any, fmt: str, dummy: bool) -> MistralV3:
     """Version v3 (``Spec/MistralV3.lean``'s ``V3Fmt``; ``dummy``: the layout writes
     SentencePiece's dummy prefix, and the tokenizer must have none of its own,
-    :mod:`lvt.zoo.spm`); ``sys_open``/``sys_close``, which v3 never writes, get ids past the
-    vocabulary."""
+    :mod:`lvt.zoo.spm`); ``sys_open``/``sys_close``, which v3 never writes, are the
+    vocabulary's ``[SYSTEM_PROMPT]`` pair (Nemo's tekken, ``nemoIds``), else ids past it
+    (``v3Ids``)."""
     added = _added(tok)
     ids = [_need(added, fmt, n) for n in _MISTRAL_V3_NAMES]
     norm = as_tokenizer(tok).normalizer
@@ -208,8 +209,11 @@ def _mistral_v3(tok: Any, fmt: str, dummy: bool) -> MistralV3:
                           "before each text piece); this tokenizer's normalizer prepends one "
                           "too: use the zoo tokenizer 'mistral-v3' (lvt.zoo.spm)")
     past = max(as_tokenizer(tok).get_vocab(with_added_tokens=True).values()) + 1
-    known = set(ids)
-    return MistralV3(MistralIds(*ids, past, past + 1, extra=_extra(added, known, ())), dummy)
+    sys_ids = _pair(added, "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]") or (past, past + 1)
+    tool_content = added["[TOOL_CONTENT]"][0] if "[TOOL_CONTENT]" in added else None
+    known = {*ids, *sys_ids, *(() if tool_content is None else (tool_content,))}
+    return MistralV3(MistralIds(*ids, *sys_ids, tool_content=tool_content,
+                                extra=_extra(added, known, ())), dummy)
 
 
 def _mistral_entry(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Mistral:
