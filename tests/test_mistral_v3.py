@@ -293,3 +293,8 @@ def test_detected_from_its_hf_template(fmt: str, zoo_name: str) -> None:
                                                normalizers.Replace(" ", "▁")])
         with pytest.raises(FormatError, match="mistral-v3"):
             lvt.ChatEncoder.from_tokenizer(tok, fmt)
+        # a user's Hugging Face tokenizer of this model: detection says why it does not fit
+        hf = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, chat_template=tpl,
+                                                  bos_token="<s>", eos_token="</s>")
+        with pytest.raises(FormatError, match=r"byte for byte 'mistral-7b-v0.3'.*'mistral-v3'"):
+            lvt.ChatEncoder.from_hf(hf)
