@@ -428,8 +428,10 @@ def _print_format(row: dict[str, Any], parity: bool) -> None:
     print(f"  extension  {row['extension']}")
     proof = row["proven"]
     print(f"  proven     {proof if proof else 'not yet in Lean (tested on the parity corpus)'}")
-    print(f"  round trip {row['lawful']} (parse_render, render_parse, render_injective, "
-          "no_forgery)")
+    lawful = row["lawful"]
+    print(f"  round trip {lawful}" + ("" if lawful.startswith("not proven") else
+                                      " (parse_render, render_parse, render_injective, "
+                                      "no_forgery)"))
     print(f"  options    {opts}")
     tok = row["tokenizer"]
     print(f"  tokenizer  {'zoo ' + tok if tok else 'none in the zoo: pass --tokenizer'}")
