@@ -50,6 +50,7 @@ public import Verified.Thm.MistralRead
 public import Verified.Thm.MistralLower
 public import Verified.Thm.MistralRound
 public import Verified.Thm.MistralV3
+public import Verified.Thm.MistralV3Mask
 
 /-!
 # Lean Verified Tokenizers

@@ -391,7 +391,8 @@ _register(FormatSpec(
     {"stable": False, "version": "v3", "dummy_prefix": True},
     aliases=("mistral-v3", "mistral-7b-instruct-v0.3"),
     lawful="not proven for v3: Verified/Spec/MistralV3.lean defines it, tests/test_mistral_v3.py"
-    " checks the round trip, mask and no-forgery on renders", tokenizer="mistral-v3",
+    " checks the round trip, mask and no-forgery on renders (the loss mask is proven: "
+    "Verified/Thm/MistralV3Mask.lean maskV3_owner)", tokenizer="mistral-v3",
     corpus="mistral"))
 
 
@@ -402,7 +403,8 @@ _register(FormatSpec(
     "prompt move to the last user message); tested, not proven", {},
     {"stable": False, "version": "v3", "dummy_prefix": False}, aliases=("mistral-nemo-v3",),
     lawful="not proven for v3: Verified/Spec/MistralV3.lean defines it (nemoV3), "
-    "tests/test_mistral_v3.py checks it against mistral-common", tokenizer="mistral-nemo",
+    "tests/test_mistral_v3.py checks it against mistral-common (the loss mask is proven: "
+    "Verified/Thm/MistralV3Mask.lean maskV3_owner)", tokenizer="mistral-nemo",
     corpus="mistral"))
 
 
