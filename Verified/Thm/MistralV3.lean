@@ -102,12 +102,12 @@ theorem lower_tools_last :
   decide
 
 /-- A call with a valid id. -/
-@[expose] def callMsg : Message :=
+@[expose] def callMsgV3 : Message :=
   ⟨.assistant, [.toolCall ['f'] ['{', '}'] (some ['a', 'b', 'c', '1', '2', '3', 'd', 'e', 'f'])]⟩
 
 /-- A loop: the call, its result (the content's JSON text `1`), the answer. -/
 @[expose] def loopV3 : Conversation :=
-  ⟨[msg .user ['x'], callMsg, msg .tool ['1'], msg .assistant ['y']], none, false⟩
+  ⟨[msg .user ['x'], callMsgV3, msg .tool ['1'], msg .assistant ['y']], none, false⟩
 
 /-- Its lowering reads back from its layout (as the same symbols). -/
 theorem loop_reads_back :
