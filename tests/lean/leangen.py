@@ -221,7 +221,18 @@ def _opt_pair(p: tuple[int, int] | None) -> str:
 def format_term(fam: Any) -> str:
     """The Lean format instance of a family instance (``lvt.families``)."""
     from lvt.families.mistral import Mistral
+    from lvt.families.mistral_v3 import MistralV3
 
+    if isinstance(fam, MistralV3):
+        i = fam.ids
+        named = [i.bos, i.eos, i.inst, i.end_inst, i.tools, i.end_tools, i.results,
+                 i.end_results, i.calls, i.sys_open, i.sys_close]
+
+        def o(t: int | None) -> str:
+            return "none" if t is None else f"some {t}"
+        ids = (f"⟨{', '.join(map(str, named))}, {o(i.args)}, {o(i.call_id)}, "
+               f"{o(i.tool_content)}, {nat_list(i.extra)}⟩")
+        return f"(⟨{ids}, {'true' if fam.dummy else 'false'}⟩ : Mistral.V3Fmt)"
     if isinstance(fam, Mistral):
         return mistral_format_term(fam)
     from lvt.families.harmony import Harmony
@@ -300,9 +311,18 @@ def harmony_format_term(fam: Any) -> str:
 
 def lower_name(fam: Any) -> str:
     """The Lean lowering a vector states: a DeepSeek entry's ``lowerEntry`` (``lower`` on what
-    the entry admits, as ``Format.lower``), every other family's ``lower``."""
+    the entry admits, as ``Format.lower``), every other family's ``lower`` (Mistral v3's
+    ``lowerV3``)."""
     return f"{family_ns(fam)}.lowerEntry" if family_ns(fam) == "DeepSeek" else (
-        f"{family_ns(fam)}.lower")
+        f"{family_ns(fam)}.lower{version_suffix(fam)}")
+
+
+def version_suffix(fam: Any) -> str:
+    """The suffix of a structure version's Lean names (``V3``: ``Mistral.layoutV3``,
+    ``Mistral.formatV3``), empty for the others."""
+    from lvt.families.mistral_v3 import MistralV3
+
+    return "V3" if isinstance(fam, MistralV3) else ""
 
 
 def family_ns(fam: Any) -> str:
@@ -419,7 +439,7 @@ def table_codec_term(table: Mapping[str, Sequence[int]], byte_table: Mapping[int
 
 
 #: The family specifications, by family class name (``Qwen`` → ``Verified.Spec.Qwen``).
-FAMILY_SPECS = ("Qwen", "Llama", "Gemma", "Mistral", "DeepSeek", "Harmony")
+FAMILY_SPECS = ("Qwen", "Llama", "Gemma", "Mistral", "MistralV3", "DeepSeek", "Harmony")
 
 MODULE_HEADER = """module
 

@@ -240,9 +240,10 @@ def _opt(h: int | None) -> str:
 
 def vector_examples(v: Vector, fname: str, cname: str) -> list[str]:
     ns = lg.family_ns(family(v.inst))
+    sfx = lg.version_suffix(family(v.inst))
     low = f"({lg.lower_name(family(v.inst))} {fname} {cname})"
-    lay = f"{ns}.layout {fname}"
-    fmt = f"({ns}.format {fname})"
+    lay = f"{ns}.layout{sfx} {fname}"
+    fmt = f"({ns}.format{sfx} {fname})"
     dec = " := by decide +kernel"
     out = [f"-- {v.label}",
            f"example : ({low}.map fun q => hashCode (layoutCode ({lay} q))) = {_opt(v.layout)}"

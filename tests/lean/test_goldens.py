@@ -20,9 +20,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-import pytest
-
 import leangen as lg
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "lean_goldens"

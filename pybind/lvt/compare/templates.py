@@ -53,6 +53,7 @@ ZOO_FORMATS: dict[str, str] = {
     "gpt-oss": "gpt-oss",
     "mistral": "mistral",
     "mistral-nemo": "mistral",
+    "mistral-v3": "mistral-7b-v0.3",
 }
 
 class _EntryTokenizers(Mapping[str, str]):

@@ -7,7 +7,8 @@
 * :mod:`lvt.families.gemma` (``Verified/Spec/Gemma.lean``): Gemma 3.
 * :mod:`lvt.families.deepseek` (``Verified/Spec/DeepSeek.lean``): DeepSeek-R1 exact and stable.
 * :mod:`lvt.families.harmony` (``Verified/Spec/Harmony.lean``): gpt-oss exact and stable.
-* :mod:`lvt.families.mistral` (``Verified/Spec/Mistral.lean``): Mistral tekken v7, v11, v13.
+* :mod:`lvt.families.mistral` (``Verified/Spec/Mistral.lean``): Mistral tekken v7, v11, v13;
+  :mod:`lvt.families.mistral_v3` (``Verified/Spec/MistralV3.lean``): SentencePiece v3.
 
 :func:`unlower` turns a lowered conversation back into messages (the template-visible form of
 what was rendered); :func:`parse_completion` reads the tokens of a sampled assistant turn as
@@ -21,7 +22,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from lvt.families import deepseek, gemma, harmony, llama, mistral, qwen
+from lvt.families import deepseek, gemma, harmony, llama, mistral, mistral_v3, qwen
 from lvt.model import (
     Block,
     Conversation,
@@ -249,6 +250,10 @@ def unlower(family: Any, q: Any) -> Conversation:
                 # `[/INST]</s>`: mistral-common refuses content "" but writes "  " (any run of
                 # spaces, `rstrip(" ")`-ed) as nothing; read back as the shortest such content
                 msgs.append(Message(Role.ASSISTANT, (Plain(Text(" ")),)))
+                continue
+            if family.version == "v3" and isinstance(t, mistral.ResultTurn):
+                # v3 writes `{"content": …, "call_id": …}`: the message is the content
+                msgs.append(Message(Role.TOOL, _plain(mistral_v3.result_content(t.p))))
                 continue
             msgs += _mistral_turn(t)
         if ut is None:

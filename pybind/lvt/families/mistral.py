@@ -432,8 +432,8 @@ class Mistral:
             if p is None:
                 raise ConversationError(i, "Mistral writes a tool result as one plain block")
             return ResultTurn(p, i, None if self.version == "v13" else rid)
-        raise ConversationError(i, f"Mistral has no {m.role.value} role (system, user, "
-                                "assistant and tool only)")
+        raise ConversationError(i, f"lvt's Mistral v7+ has no {m.role.value} role (mistral-"
+                                "common's from_openai renders one as a system message)")
 
     def turn_ok(self, t: Any) -> str | None:
         """``turnOk``: ``None`` when the turn can be read back and its token payloads hold no

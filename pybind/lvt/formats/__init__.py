@@ -184,6 +184,17 @@ _MISTRAL_PARITY = (
     "common itself is matched token for token in tests/test_mistral.py"
 )
 
+#: What the note of the Mistral v3 entries says of the conversations outside the allowed
+#: differences (``tests/test_formats_registry.py`` counts them again).
+_V3_NOTE = (
+    "mistral-common is the reference; the HF template differs from it on training renders with "
+    "a system message ({n_sys} benign: it writes the system prompt only when the last message is "
+    "a user message, 'loop.last and system_message is defined', so it drops it once an answer "
+    "follows) and on assistant text with whitespace at its ends ({n_ws} benign: {ws}; "
+    "mistral-common strips trailing spaces only); lvt refuses with a typed error the role "
+    "sequences mistral-common merges or rejects; mistral-common itself is matched token for "
+    "token in tests/test_mistral_v3.py")
+
 #: Entries of one structure that render the same corpus identically share one figure.
 _QWEN25_PARITY = (
     "benign 127/127 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
@@ -249,6 +260,14 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
     ),
     "mistral": _MISTRAL_PARITY,
     "mistral-stable": _MISTRAL_PARITY,
+    "mistral-7b-v0.3": (
+        "benign 66/91 identical, 5 differ only in allowed ways, 20 outside them; adversarial "
+        "19/19 within the allowed differences; causes: control_token_text 15, other 20; note: "
+        + _V3_NOTE.format(n_sys=19, n_ws=1, ws="'|trim'")),
+    "mistral-nemo-2407": (
+        "benign 66/91 identical, 5 differ only in allowed ways, 20 outside them; adversarial "
+        "19/19 within the allowed differences; causes: control_token_text 19, other 20; note: "
+        + _V3_NOTE.format(n_sys=19, n_ws=1, ws="it writes the content as given")),
     "gpt-oss": (
         "benign 136/136 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
         "27/27 within the allowed differences; causes: control_token_text 27"
@@ -402,6 +421,32 @@ _register(FormatSpec(
     "mistralai-Mistral-Small-3.1-24B-Instruct-2503", _MISTRAL_STABLE_EXTENSION,
     {"version": "v7"}, {"stable": True},
     proven="Verified/Thm/MistralPrefix.lean: render_prefix_first", tokenizer="mistral",
+    corpus="mistral"))
+
+
+_register(FormatSpec(
+    "mistral-7b-v0.3", "mistral", "Mistral 7B Instruct v0.3 (instruct tokenizer v3, "
+    "SentencePiece): system prompt folded into the last user turn, tools before it, calls and "
+    "results as JSON", "mistralai-Mistral-7B-Instruct-v0.3",
+    "prefix for appends with no user or system message ([AVAILABLE_TOOLS] and the system "
+    "prompt move to the last user message); tested, not proven", {},
+    {"stable": False, "version": "v3", "dummy_prefix": True},
+    aliases=("mistral-v3", "mistral-7b-instruct-v0.3"),
+    lawful="not proven for v3: Verified/Spec/MistralV3.lean defines it, tests/test_mistral_v3.py"
+    " checks the round trip, mask and no-forgery on renders (the loss mask is proven: "
+    "Verified/Thm/MistralV3Mask.lean maskV3_owner)", tokenizer="mistral-v3",
+    corpus="mistral"))
+
+
+_register(FormatSpec(
+    "mistral-nemo-2407", "mistral", "Mistral Nemo Instruct 2407 (instruct tokenizer v3 over "
+    "tekken, no dummy prefix): as mistral-7b-v0.3", "mistralai-Mistral-Nemo-Instruct-2407",
+    "prefix for appends with no user or system message ([AVAILABLE_TOOLS] and the system "
+    "prompt move to the last user message); tested, not proven", {},
+    {"stable": False, "version": "v3", "dummy_prefix": False}, aliases=("mistral-nemo-v3",),
+    lawful="not proven for v3: Verified/Spec/MistralV3.lean defines it (nemoV3), "
+    "tests/test_mistral_v3.py checks it against mistral-common (the loss mask is proven: "
+    "Verified/Thm/MistralV3Mask.lean maskV3_owner)", tokenizer="mistral-nemo",
     corpus="mistral"))
 
 

@@ -218,13 +218,17 @@ def detect(tokenizer: Any, *, encoders: MutableMapping[str, Any] | None = None) 
     cache: MutableMapping[str, Any] = {} if encoders is None else encoders
     wants: list[list[int] | str] | None = None
     best: _Score | None = None
+    unfit = ""  # why the entry whose template this is byte for byte refused the tokenizer
     for name in names:
         spec = formats.get_spec(name)
         enc = cache.get(name)
         if enc is None:
             try:
                 enc = cache[name] = ChatEncoder.from_tokenizer(tokenizer, name)
-            except FormatError:  # the tokenizer lacks the structure's control tokens
+            except FormatError as e:  # the tokenizer lacks the structure's control tokens
+                if not unfit and _entry_digest(spec.template) == digest:
+                    unfit = (f"the template is byte for byte {name!r}'s, but that entry refuses "
+                             f"this tokenizer ({e}); ")
                 continue
         if wants is None:
             wants = _render_probes(tokenizer)
@@ -237,10 +241,10 @@ def detect(tokenizer: Any, *, encoders: MutableMapping[str, Any] | None = None) 
             best = s
     if best is None:
         raise UnknownTemplateError(
-            "no lvt format fits this tokenizer: it has none of the control tokens of the "
-            "shipped structures (lvt formats lists them)", digest)
+            unfit + "no lvt format fits this tokenizer: it has none of the control tokens of "
+            "the shipped structures (lvt formats lists them)", digest)
     raise UnknownTemplateError(
-        f"no lvt format reproduces this chat template (sha256 {digest[:12]}…); closest: "
+        unfit + f"no lvt format reproduces this chat template (sha256 {digest[:12]}…); closest: "
         f"{best.name!r}, equal on {best.equal} of {best.compared} probes; first difference: "
         f"{best.first or 'too few probes rendered by both'}",
         digest, best.name, best.equal, best.compared, best.first)

@@ -20,6 +20,7 @@ from lvt.families.harmony import Harmony, HarmonyIds
 from lvt.families.llama import Llama, LlamaIds
 from lvt.families.mistral import VERSIONS as MISTRAL_VERSIONS
 from lvt.families.mistral import Mistral, MistralIds
+from lvt.families.mistral_v3 import MistralV3
 from lvt.families.qwen import Qwen, QwenIds
 from lvt.families.qwen_xml import QwenXml
 from lvt.runtime.codec import as_tokenizer
@@ -198,8 +199,37 @@ def _deepseek(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) ->
                     p.get("join_systems", True))
 
 
+#: The SentencePiece v3 vocabulary's control tokens, in ``MistralIds`` order up to
+#: ``[TOOL_CALLS]`` (it has no ``[SYSTEM_PROMPT]``).
+_MISTRAL_V3_NAMES = _MISTRAL_NAMES[:9]
+
+
+def _mistral_v3(tok: Any, fmt: str, dummy: bool) -> MistralV3:
+    """Version v3 (``Spec/MistralV3.lean``'s ``V3Fmt``; ``dummy``: the layout writes
+    SentencePiece's dummy prefix, and the tokenizer must have none of its own,
+    :mod:`lvt.zoo.spm`); ``sys_open``/``sys_close``, which v3 never writes, are the
+    vocabulary's ``[SYSTEM_PROMPT]`` pair (Nemo's tekken, ``nemoIds``), else ids past it
+    (``v3Ids``)."""
+    added = _added(tok)
+    ids = [_need(added, fmt, n) for n in _MISTRAL_V3_NAMES]
+    norm = as_tokenizer(tok).normalizer
+    if dummy and norm is not None and "Prepend" in repr(norm.__getstate__()):
+        raise FormatError(f"format {fmt!r} writes SentencePiece's dummy prefix itself (a space "
+                          "before each text piece); this tokenizer's normalizer prepends one "
+                          "too: use the zoo tokenizer 'mistral-v3' (lvt.zoo.spm)")
+    past = max(as_tokenizer(tok).get_vocab(with_added_tokens=True).values()) + 1
+    sys_ids = _pair(added, "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]") or (past, past + 1)
+    tool_content = added["[TOOL_CONTENT]"][0] if "[TOOL_CONTENT]" in added else None
+    known = {*ids, *sys_ids, *(() if tool_content is None else (tool_content,))}
+    return MistralV3(MistralIds(*ids, *sys_ids, tool_content=tool_content,
+                                extra=_extra(added, known, ())), dummy)
+
+
 def _mistral_entry(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Mistral:
-    """Params: ``stable``; option ``version``."""
+    """Params: ``stable``, ``version`` (``"v3"``: :class:`MistralV3`, with ``dummy_prefix``;
+    else the option ``version``)."""
+    if p.get("version") == "v3":
+        return _mistral_v3(tok, fmt, p.get("dummy_prefix", True))
     return _mistral(tok, fmt, o["version"], p["stable"])
 
 

