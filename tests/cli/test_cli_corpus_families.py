@@ -45,6 +45,10 @@ def _subset(fmt: str, benign: list[Any], adv: list[Any]) -> tuple[list[Any], lis
     if lvt.FORMATS[fmt].family == "mistral":  # where the template agrees with mistral-common
         benign = [c for c in benign if c.messages[0]["role"] == "system"]
         adv = [c for c in adv if c.messages[0]["role"] == "system"]
+    if lvt.FORMATS[fmt].params.get("version") == "v3":  # the HF v3 templates write the system
+        # prompt only when the last message is a user message (`loop.last and system_message`)
+        benign = [c for c in benign if c.messages[-1]["role"] == "user"]
+        adv = [c for c in adv if c.messages[-1]["role"] == "user"]
     if not lvt.FORMATS[fmt].params.get("tools", True):  # a model without tool syntax
         benign = [c for c in benign if not _uses_tools(c)]
         adv = [c for c in adv if not _uses_tools(c)]
