@@ -210,7 +210,8 @@ def _options_key(options: Mapping[str, Any]) -> str:
 
 #: The attributes of ``ChatEncoder`` that :meth:`EncoderPool.get` sets on a copy that shares
 #: its codec (everything else of an encoder is the codec and its caches).
-_REBIND = ("_family", "_format_name", "_spec", "_options", "_reserved", "_fingerprint")
+_REBIND = ("_family", "_format_name", "_spec", "_options", "_reserved", "_fingerprint",
+           "_split_names")
 #: The attributes a copy shares (any other attribute: the pool builds a fresh encoder): the
 #: codec, the backend, the memo of normalised tool lists (it depends on the codec alone), and
 #: where the tokenizer came from with the backend asked for (the pickle recipe's ``_origin``).
@@ -257,6 +258,7 @@ class EncoderPool:
             enc._options = spec.resolve(opts)
             enc._reserved = frozenset(reserved)
             enc._fingerprint = None
+            enc._split_names = set()  # the tool names checked for this format's call headers
         else:
             enc = ChatEncoder(self.tokenizer, family, format_name=spec.name, format_spec=spec,
                               options=opts, strict=self.strict)
