@@ -30,8 +30,10 @@ ENTRIES = {n: lvt.FORMATS[n].corpus
                      "llama3.2", "deepseek-r1-distill-qwen")}
 #: The Qwen3.5-structure entries: measured against their own templates on the same corpus by
 #: tests/test_formats_registry.py (their recorded parity figures), and on what the corpus
-#: lacks (XML argument values, content parts, options) by tests/parity/test_qwen_xml.py.
-XML_ENTRIES = ("qwen3.6", "qwen3.5", "ornith-1.0", "ornith-1.0-9b")
+#: lacks (XML argument values, content parts, options) by tests/parity/test_qwen_xml.py and,
+#: for Qwen3-Coder (XML tool descriptions), tests/parity/test_qwen_coder.py.
+XML_ENTRIES = ("qwen3.6", "qwen3.5", "ornith-1.0", "ornith-1.0-9b", "qwen3-coder",
+               "qwen3-coder-next")
 
 _ENCODERS: dict[tuple[str, tuple[Any, ...]], lvt.ChatEncoder] = {}
 

@@ -3,6 +3,8 @@
 * :mod:`lvt.families.qwen` (``Verified/Spec/Qwen.lean``): Qwen2.5, Qwen3 exact and stable.
 * :mod:`lvt.families.qwen_xml` (``Verified/Spec/QwenXml.lean``): Qwen3.5, Qwen3.6, Ornith-1.0
   (XML tool calls; a :class:`~lvt.families.qwen.Qwen` subclass, read back by its readers).
+* :mod:`lvt.families.qwen_coder`: Qwen3-Coder (the Qwen3.5 structure's calls, XML tool
+  descriptions, no reasoning; a :class:`~lvt.families.qwen_xml.QwenXml` subclass).
 * :mod:`lvt.families.llama` (``Verified/Spec/Llama.lean``): Llama 3.1.
 * :mod:`lvt.families.gemma` (``Verified/Spec/Gemma.lean``): Gemma 3.
 * :mod:`lvt.families.deepseek` (``Verified/Spec/DeepSeek.lean``): DeepSeek-R1 exact and stable.
@@ -272,7 +274,9 @@ def unlower(family: Any, q: Any) -> Conversation:
     if isinstance(family, qwen.Qwen):
         for j, t in enumerate(q.turns):
             if isinstance(t, qwen.ToolsSystem):
-                tools = _tools(t.tools)
+                # Qwen3-Coder writes each tool as an XML description: its own reader
+                read = getattr(family, "read_tools", None)
+                tools = read(t.tools) if read is not None else _tools(t.tools)
             msgs += _qwen_turn(t)
             if family.mode == "exact" and isinstance(t, qwen.AssistantTurn) and \
                     t.think == "" and j + 1 < len(q.turns):

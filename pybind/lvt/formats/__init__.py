@@ -214,6 +214,13 @@ _XML_PARITY = (
     "must be at the beginning.'); argument values and content as parts are compared in "
     "tests/parity/test_qwen_xml.py")
 
+#: The Qwen3-Coder entries, each against its own template on the Qwen2.5 corpus (no reasoning).
+_CODER_PARITY = (
+    "benign 127/127 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
+    "25/25 within the allowed differences; causes: control_token_text 19; note: XML tool "
+    "descriptions (nested schemas, enums, defaults, extra keys), argument values, system "
+    "messages anywhere and result groups are compared in tests/parity/test_qwen_coder.py")
+
 #: The parity figure of each format on the test corpus (see :attr:`FormatSpec.parity`).
 PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
     "qwen2.5": _QWEN25_PARITY,
@@ -239,6 +246,8 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
     "qwen3.5": _XML_PARITY,
     "ornith-1.0": _XML_PARITY,
     "ornith-1.0-9b": _XML_PARITY,
+    "qwen3-coder": _CODER_PARITY,
+    "qwen3-coder-next": _CODER_PARITY,
     "qwen3-stable": (
         "benign 93/144 identical, 51 differ only in allowed ways, 0 outside them; adversarial "
         "27/27 within the allowed differences; causes: control_token_text 27, history_rewrite "
@@ -371,6 +380,20 @@ _register(FormatSpec(
     "ornith-1.0-9b", "qwen-xml", "Ornith-1.0-9B (as ornith-1.0, scalar values as Python's "
     "str)", "deepreinforce-ai-Ornith-1.0-9B", _XML_ALL_EXT, {"enable_thinking": True},
     {"scalars": "string", "history": "all"}, tokenizer="qwen3.5", corpus="qwen3"))
+
+# -- Qwen3-Coder: the Qwen3.5 structure's calls, XML tool descriptions, no reasoning --------
+_CODER_EXT = "tested, not proven: prefix, except a tool result appended after a tool result"
+_register(FormatSpec(
+    "qwen3-coder", "qwen-xml", "Qwen3-Coder-30B-A3B / 480B (XML tool calls and tool "
+    "descriptions, no reasoning, scalar values as Python's str)",
+    "Qwen-Qwen3-Coder-30B-A3B-Instruct", _CODER_EXT, {},
+    {"coder": True, "scalars": "string", "result_nl": True}, aliases=("qwen3-coder-30b-a3b",),
+    tokenizer="qwen3", corpus="qwen2.5"))
+_register(FormatSpec(
+    "qwen3-coder-next", "qwen-xml", "Qwen3-Coder-Next (as qwen3-coder, non-string values as "
+    "JSON, results as Qwen3's)", "Qwen-Qwen3-Coder-Next", _CODER_EXT, {},
+    {"coder": True, "scalars": "tojson", "result_nl": False}, tokenizer="qwen3",
+    corpus="qwen2.5"))
 
 # -- the Llama 3.1 structure (Verified/Spec/Llama.lean) ------------------------------------
 _register(FormatSpec(

@@ -22,6 +22,7 @@ from lvt.families.mistral import VERSIONS as MISTRAL_VERSIONS
 from lvt.families.mistral import Mistral, MistralIds
 from lvt.families.mistral_v3 import MistralV3
 from lvt.families.qwen import Qwen, QwenIds
+from lvt.families.qwen_coder import QwenCoder
 from lvt.families.qwen_xml import QwenXml
 from lvt.runtime.codec import as_tokenizer
 
@@ -175,7 +176,10 @@ def _qwen(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Qwe
 def _qwen_xml(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> QwenXml:
     """The Qwen3.5 structure. Params: ``scalars`` (``"string"`` or ``"tojson"``), ``history``
     (``"last_query"`` or ``"all"``); options ``enable_thinking`` (its default is the entry's)
-    and ``preserve_thinking`` (Qwen3.6)."""
+    and ``preserve_thinking`` (Qwen3.6). With ``coder`` (Qwen3-Coder: XML tool descriptions,
+    no reasoning) the params are ``scalars`` and ``result_nl`` and there is no option."""
+    if p.get("coder"):
+        return QwenCoder(_qwen_ids(tok, fmt, True), p["scalars"], p["result_nl"])
     return QwenXml(_qwen_ids(tok, fmt, True), p["scalars"], p["history"],
                    o["enable_thinking"], o.get("preserve_thinking", False))
 
