@@ -331,13 +331,7 @@ class QwenCoder(QwenXml):
             if i < first:
                 continue
             pre += self.lower_coder(i, first, m)
-        turns = st + self.group(pre)
-        for t in turns:
-            why = self.turn_ok(t)
-            if why is not None:
-                raise ConversationError(t.results[0][1] if isinstance(t, ToolGroup)
-                                        else t.owner, why)
-        return QConv(tuple(turns), len(ms) if c.add_generation_prompt else None)
+        return self.checked(st + self.group(pre), c)
 
     def turn_ok(self, t: Any) -> str | None:
         """A tools turn reads back when each description ends at its only ``'\\n</function>'``

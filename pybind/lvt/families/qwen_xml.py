@@ -320,13 +320,20 @@ class QwenXml(Qwen):
         pre: list[tuple[str, Any]] = []
         for i, m in enumerate(ms):
             pre += self.lower_xml(len(ms), last_q, i, m)
-        turns = st + self.group(pre)
+        return self.checked(st + self.group(pre), c)
+
+    def checked(self, turns: list[Any], c: Conversation) -> QConv:
+        """The lowered conversation of ``turns`` once each reads back (:meth:`turn_ok`).
+
+        Raises:
+            ConversationError: naming the turn's message and the reason.
+        """
         for t in turns:
             why = self.turn_ok(t)
             if why is not None:
                 raise ConversationError(t.results[0][1] if isinstance(t, ToolGroup)
                                         else t.owner, why)
-        return QConv(tuple(turns), len(ms) if c.add_generation_prompt else None)
+        return QConv(tuple(turns), len(c.messages) if c.add_generation_prompt else None)
 
     def turn_ok(self, t: Any) -> str | None:
         """``None`` when the turn reads back, else the reason."""
