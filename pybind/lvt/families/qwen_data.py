@@ -20,6 +20,7 @@ __all__ = [
     "RESP_CLOSE_TEXT",
     "RESP_OPEN_TEXT",
     "RESP_SEP_TEXT",
+    "SMOLLM2_SYSTEM",
     "TOOLS_EXAMPLE",
     "TOOLS_INTRO",
     "TOOLS_OUTRO",
@@ -43,6 +44,9 @@ MATH_SYSTEM = "Please reason step by step, and put your final answer within \\bo
 #: Qwen2 / Qwen2-VL / Qwen2.5-VL: ``{% if loop.first and message['role'] != 'system' %}
 #: <|im_start|>system\nYou are a helpful assistant.<|im_end|>``.
 HELPFUL_SYSTEM = "You are a helpful assistant."
+#: SmolLM2: ``{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system
+#: \nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}``.
+SMOLLM2_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 TOOLS_INTRO = (
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
     "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"

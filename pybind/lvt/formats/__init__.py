@@ -54,7 +54,7 @@ from typing import Any
 
 from lvt.errors import FormatError
 from lvt.families.llama import DEFAULT_DATE
-from lvt.families.qwen_data import DEFAULT_SYSTEM, HELPFUL_SYSTEM, MATH_SYSTEM
+from lvt.families.qwen_data import DEFAULT_SYSTEM, HELPFUL_SYSTEM, MATH_SYSTEM, SMOLLM2_SYSTEM
 from lvt.formats.structures import STRUCTURES
 
 __all__ = ["FORMATS", "FormatSpec", "format_names", "get_spec", "load_format"]
@@ -232,6 +232,13 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         "benign and 6 adversarial conversations outside are those with tools, which lvt "
         "refuses with a typed error: the template has no tool syntax (it drops tool "
         "definitions and calls and writes a result as a 'tool' turn)"),
+    "smollm2": (
+        "benign 91/127 identical, 1 differ only in allowed ways, 35 outside them; adversarial "
+        "19/25 within the allowed differences; causes: control_token_text 9; note: the 35 "
+        "benign and 6 adversarial conversations outside are those with tools, which lvt "
+        "refuses with a typed error: the template has no tool syntax (it drops tool "
+        "definitions and calls and writes a result as a 'tool' turn); the 1 allowed is a call "
+        "message without content, on which the template raises"),
     "deepseek-r1-distill-qwen": (
         "benign 101/144 identical, 0 differ only in allowed ways, 43 outside them; adversarial "
         "21/27 within the allowed differences; causes: control_token_text 15; note: the 43 "
@@ -333,6 +340,14 @@ _register(FormatSpec(
     "Qwen-Qwen2.5-VL-7B-Instruct", "prefix", {},
     {"mode": "v25", "default_system": HELPFUL_SYSTEM, "v3": False, "tools": False},
     aliases=("qwen2", "qwen2-vl"), proven=_QWEN_PREFIX, tokenizer="qwen2.5", corpus="qwen2.5"))
+_register(FormatSpec(
+    "smollm2", "qwen", "SmolLM2 (ChatML; default system prompt 'You are a helpful AI assistant "
+    "named SmolLM, trained by Hugging Face'; no tool syntax: tools refused)",
+    "HuggingFaceTB-SmolLM2-135M-Instruct", "prefix", {},
+    {"mode": "v25", "default_system": SMOLLM2_SYSTEM, "v3": False, "tools": False},
+    aliases=("smollm2-135m", "smollm2-360m", "smollm2-1.7b"), proven=_QWEN_PREFIX,
+    lawful="Verified/Thm/Qwen.lean: lawful; Verified/Thm/QwenEntries.lean: smollm2_lawful",
+    tokenizer="smollm2", corpus="qwen2.5"))
 _register(FormatSpec(
     "qwen3", "qwen", "Qwen3, exactly the template (history reasoning dropped)",
     "Qwen-Qwen3-0.6B@a55ee1", _QWEN_EXACT_EXT, {"enable_thinking": True},

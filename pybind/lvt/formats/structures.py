@@ -55,12 +55,20 @@ def _extra(added: Mapping[str, tuple[int, bool]], known: set[int], names: tuple[
     return tuple(i for i in dict.fromkeys(out) if i not in known)
 
 
-def _qwen_ids(tok: Any, fmt: str, need_v3: bool) -> QwenIds:
+def _qwen_ids(tok: Any, fmt: str, need_v3: bool, tools: bool = True) -> QwenIds:
+    """The ids by name. An entry without tool syntax (``tools=False``) whose vocabulary lacks
+    ``<tool_call>``/``</tool_call>`` (SmolLM2's) gets the two ids past the vocabulary
+    (``Spec/QwenEntries.lean``'s ``smollm2Ids``): no text encodes to them and the entry
+    never places them."""
     added = _added(tok)
     im_start = _need(added, fmt, "<|im_start|>")
     im_end = _need(added, fmt, "<|im_end|>")
-    call_open = _need(added, fmt, "<tool_call>")
-    call_close = _need(added, fmt, "</tool_call>")
+    if not tools and "<tool_call>" not in added and "</tool_call>" not in added:
+        past = max(as_tokenizer(tok).get_vocab(with_added_tokens=True).values()) + 1
+        call_open, call_close = past, past + 1
+    else:
+        call_open = _need(added, fmt, "<tool_call>")
+        call_close = _need(added, fmt, "</tool_call>")
     tr = _pair(added, "<tool_response>", "</tool_response>")
     think = _pair(added, "<think>", "</think>")
     if need_v3 and (tr is None or think is None):
@@ -169,8 +177,9 @@ def llama_today() -> str:
 def _qwen(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Qwen:
     """Params: ``mode``, ``default_system``, ``prompt_think``, ``v3`` (needs the Qwen3 ids),
     ``tools`` (``False``: the template has no tool syntax)."""
-    return Qwen(_qwen_ids(tok, fmt, p["v3"]), p["mode"], o.get("enable_thinking", True),
-                p.get("default_system"), p.get("prompt_think", False), p.get("tools", True))
+    tools = p.get("tools", True)
+    return Qwen(_qwen_ids(tok, fmt, p["v3"], tools), p["mode"], o.get("enable_thinking", True),
+                p.get("default_system"), p.get("prompt_think", False), tools)
 
 
 def _qwen_xml(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> QwenXml:

