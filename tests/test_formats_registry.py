@@ -34,7 +34,8 @@ def test_proven_names_existing_theorems(fmt: str) -> None:
 
 #: The formats whose `Format.Lawful` is not proven (tested only): a claim that appears or
 #: disappears must be made on purpose.
-_NOT_LAWFUL = {"mistral-7b-v0.3", "mistral-nemo-2407"}
+_NOT_LAWFUL = {"mistral-7b-v0.3", "mistral-nemo-2407", "ministral-3-3b", "ministral-3-8b",
+               "ministral-3-14b", "devstral-small-2"}
 
 
 @pytest.mark.parametrize("fmt", lvt.format_names())
@@ -175,6 +176,29 @@ def _check_mistral_v3_note(fmt: str, fig: Any) -> None:
     assert f"whitespace at its ends ({kinds[1]} benign: " in spec.parity, kinds
 
 
+def _check_mistral_template_note(fmt: str, fig: Any) -> None:
+    """Ministral 3 / Devstral Small 2 (their template's default prompt is the entry's): every
+    conversation outside the allowed differences has consecutive user messages, which the
+    template merges and lvt refuses with a typed error saying so."""
+    from lvt.compare import parity
+    from lvt.compare.check import make_checker
+
+    d = parity.find_corpus(ROOT / "tests")
+    benign, _ = parity.load_corpus(fig.family, d)
+    checker = make_checker(None, fmt).checker
+    assert fig.adversarial_not_allowed == []
+    n = 0
+    for c in benign:
+        if c.id in fig.benign_not_allowed:
+            r = checker.check(c)
+            assert r.status == "lvt_error" and "user after user" in (r.error or ""), c.id
+            assert any(a["role"] == b["role"] == "user"
+                       for a, b in zip(c.messages, c.messages[1:], strict=False)), c.id
+            n += 1
+    spec = lvt.FORMATS[fmt]
+    assert spec.parity is not None and f"the {n} outside are two consecutive user" in spec.parity
+
+
 def _check_mistral_note(fmt: str, fig: Any) -> None:
     """What the note says of Mistral's conversations outside the allowed differences: the
     Small 3.1 template's default [SYSTEM_PROMPT] (no system message), or a role sequence
@@ -184,6 +208,9 @@ def _check_mistral_note(fmt: str, fig: Any) -> None:
 
     if lvt.FORMATS[fmt].params.get("version") == "v3":
         _check_mistral_v3_note(fmt, fig)
+        return
+    if lvt.FORMATS[fmt].params.get("default_system"):
+        _check_mistral_template_note(fmt, fig)
         return
 
     d = parity.find_corpus(ROOT / "tests")

@@ -3,7 +3,10 @@
 A model entry (``lvt.formats.FormatSpec`` with ``params``) is data over a family structure:
 Qwen2.5-Math, Qwen2.5-VL, Qwen3-Instruct-2507, Qwen3-Thinking-2507 and SmolLM2 are the Qwen
 structure with another default system text, history mode, generation prompt or no tool syntax
-(SmolLM2 over its own vocabulary, which has no tool control tokens); Llama 3.2
+(SmolLM2 over its own vocabulary, which has no tool control tokens); Ministral 3 and Devstral
+Small 2 are the Mistral structure's v13 with the model's default system prompt and assistant
+text as written (``lvt.families.mistral_template``; their tools in
+``tests/parity/test_mistral_entries.py``); Llama 3.2
 is the Llama 3.1 structure with today's date; DeepSeek-R1-Distill-Qwen is the DeepSeek-R1
 structure with a generation prompt opening ``<think>``, one system message and no tool syntax
 (its vocabulary, Qwen2.5's with DeepSeek's names, has no tool control tokens). Each is compared
@@ -28,7 +31,8 @@ from parity.corpus import adversarial, conversations
 #: entry -> the family structure's corpus it is measured on (its registry ``corpus``).
 ENTRIES = {n: lvt.FORMATS[n].corpus
            for n in ("qwen2.5-math", "qwen2.5-vl", "qwen3-2507-instruct", "qwen3-2507-thinking",
-                     "llama3.2", "deepseek-r1-distill-qwen", "smollm2")}
+                     "llama3.2", "deepseek-r1-distill-qwen", "smollm2", "ministral-3-3b",
+                     "ministral-3-8b", "ministral-3-14b", "devstral-small-2")}
 #: The Qwen3.5-structure entries: measured against their own templates on the same corpus by
 #: tests/test_formats_registry.py (their recorded parity figures), and on what the corpus
 #: lacks (XML argument values, content parts, options) by tests/parity/test_qwen_xml.py and,
@@ -93,6 +97,13 @@ def _refused(fmt: str, case: Any) -> bool:
     elif not params.get("join_systems", True) and sum(
             m.get("role") == "system" for m in case.messages) > 1:
         why = "keeps only the last system message"
+    elif params.get("default_system") and any(  # Ministral 3 / Devstral 2: merged by the template
+            a.get("role") == b.get("role") == "user"
+            for a, b in zip(case.messages, case.messages[1:], strict=False)):
+        why = "merges consecutive messages of one role"
+    elif params.get("default_system") and any(m.get("role") == "system"
+                                              for m in case.messages[1:]):
+        why = "raises 'Unexpected role'"  # and so does the template (the registry's figure)
     else:
         return False
     with pytest.raises(lvt.ConversationError, match=why):

