@@ -1,4 +1,5 @@
-"""Ministral 3 (3B, 8B, 14B Instruct 2512) and Devstral Small 2 against their own templates.
+"""Ministral 3 (3B, 8B, 14B Instruct 2512), Devstral Small 2 and Devstral 2 against their own
+templates.
 
 The entries are the Mistral structure's v13 with the model's default system prompt and
 assistant text as written (``lvt.families.mistral_template``). The chat corpus is compared
@@ -26,7 +27,8 @@ from parity.corpus_tools import tool_scenarios
 
 pytest.importorskip("transformers")
 
-ENTRIES = ("ministral-3-3b", "ministral-3-8b", "ministral-3-14b", "devstral-small-2")
+ENTRIES = ("ministral-3-3b", "ministral-3-8b", "ministral-3-14b", "devstral-small-2",
+           "devstral-2")
 _SETUPS: dict[str, Any] = {}
 
 
@@ -79,9 +81,9 @@ def test_default_prompt_is_the_models_and_reads_back_as_a_system_message(fmt: st
     out = enc.encode_openai(msgs, None, False)
     assert out.ids.tolist() == _template_ids(fmt, msgs, None, False)
     text = zoo.load_tokenizer("mistral").decode(out.ids.tolist(), skip_special_tokens=False)
-    model = {"devstral-small-2": "Mistral Vibe"}.get(fmt, fmt.split("-")[2].upper())
+    model = "Mistral Vibe" if fmt.startswith("devstral") else fmt.split("-")[2].upper()
     assert text.startswith("<s>[SYSTEM_PROMPT]You are ") and model in text.split("[/SYST")[0]
-    assert "The current date is {today}." in text or fmt == "devstral-small-2"  # literal
+    assert "The current date is {today}." in text or fmt.startswith("devstral")  # literal
     back = enc.parse(out.ids)
     assert back.messages[0].role is lvt.Role.SYSTEM
     assert back.messages[1:] == enc.from_openai(msgs, None, False).messages
@@ -123,12 +125,14 @@ def test_refusals_are_typed_and_name_the_message() -> None:
 
 
 def test_entries_are_data_over_the_mistral_structure() -> None:
-    """Four records, one class: the version is fixed at v13 (no option), the default prompt is
-    the only value that differs, and it names the model."""
+    """Five records, one class: the version is fixed at v13 (no option), the default prompt is
+    the only value that differs (Devstral 2 and Small 2 share theirs), and it names the
+    model."""
     specs = [lvt.FORMATS[n] for n in ENTRIES]
     assert {s.family for s in specs} == {"mistral"} and all(s.options == {} for s in specs)
     assert {s.params["version"] for s in specs} == {"v13"}
     assert len({s.params["default_system"] for s in specs}) == 4
+    assert len({s.template for s in specs}) == 5
     assert {type(_encoder(n).family).__name__ for n in ENTRIES} == {"MistralTemplate"}
     assert json.dumps(lvt.FORMATS["ministral-3-8b"].params["default_system"]).count(
         "Ministral-3-8B-Instruct-2512") == 1

@@ -83,9 +83,10 @@ _MINISTRAL3_EXTENSION = ("tested, not proven: prefix (v13; the default system pr
                          "only when the first message is not a system message, which an append "
                          "does not change)")
 _DEFAULT_SYSTEM_LAWFUL = (
-    "not proven with the default system prompt: the structure's theorems (tekken_lawful) hold "
-    "for the conversation with it written out, but no Lean definition places it yet; tested "
-    "by tests/parity/test_mistral_entries.py and the round-trip property suite")
+    "not proven for the default system prompt and untrimmed answers: the structure's "
+    "tekken_lawful is stated for its own lowering, which these two steps change, and no Lean "
+    "definition states them yet; tested by tests/parity/test_mistral_entries.py and "
+    "tests/test_roundtrip_property.py")
 _MISTRAL_STABLE_EXTENSION = ("prefix (every version); proven for layouts and renders (ids, mask, "
                              "owners; any codec, either generation prompt)")
 
@@ -247,7 +248,8 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         "two consecutive user messages, which the template merges into one turn and lvt "
         "refuses with a typed error (the render could not tell the messages apart); tools and "
         "calls are compared in tests/parity/test_mistral_entries.py")
-       for n in ("ministral-3-3b", "ministral-3-8b", "ministral-3-14b", "devstral-small-2")},
+       for n in ("ministral-3-3b", "ministral-3-8b", "ministral-3-14b", "devstral-small-2",
+                 "devstral-2")},
     "smollm2": (
         "benign 91/127 identical, 1 differ only in allowed ways, 35 outside them; adversarial "
         "19/25 within the allowed differences; causes: control_token_text 9; note: the 35 "
@@ -478,12 +480,14 @@ for _size in ("3B", "8B", "14B"):
          "default_system": ministral3_system(f"Ministral-3-{_size}-Instruct-2512")},
         aliases=(f"ministral-3-{_size.lower()}-instruct-2512",), lawful=_DEFAULT_SYSTEM_LAWFUL,
         tokenizer="mistral", corpus="mistral"))
-_register(FormatSpec(
-    "devstral-small-2", "mistral", "Devstral Small 2 (mistral v13 with the Mistral Vibe default "
-    "system prompt)", "mistralai-Devstral-Small-2-24B-Instruct-2512", _MINISTRAL3_EXTENSION, {},
-    {"stable": False, "version": "v13", "default_system": DEVSTRAL2_SYSTEM},
-    aliases=("devstral-small-2-24b-instruct-2512",), lawful=_DEFAULT_SYSTEM_LAWFUL,
-    tokenizer="mistral", corpus="mistral"))
+for _name, _model, _tpl in (("devstral-small-2", "Devstral Small 2", "Small-2-24B"),
+                            ("devstral-2", "Devstral 2", "2-123B")):
+    _register(FormatSpec(  # two template bodies that write the same (tests/parity)
+        _name, "mistral", f"{_model} (mistral v13 with the Mistral Vibe default system prompt)",
+        f"mistralai-Devstral-{_tpl}-Instruct-2512", _MINISTRAL3_EXTENSION, {},
+        {"stable": False, "version": "v13", "default_system": DEVSTRAL2_SYSTEM},
+        aliases=(f"devstral-{_tpl.lower()}-instruct-2512",), lawful=_DEFAULT_SYSTEM_LAWFUL,
+        tokenizer="mistral", corpus="mistral"))
 _register(FormatSpec(
     "mistral-stable", "mistral", "Mistral tekken with [AVAILABLE_TOOLS] before the first user "
     "message in every version (history never rewritten)",
