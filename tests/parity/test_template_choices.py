@@ -280,3 +280,29 @@ def test_gpt_oss_parallel_calls_are_refused(renderers: Any) -> None:
     assert e.value.message_index == 1
     assert encoder("gpt-oss").encode_openai(one, WEATHER).ids.tolist() == r.render(
         case(one, WEATHER))
+
+
+@pytest.mark.parametrize("fmt", ["qwen3", "qwen3-stable"])
+@pytest.mark.parametrize("content", ["\n", "\n\n\n"])
+def test_qwen3_newline_content_next_to_calls_renders_and_reads_back(renderers: Any, fmt: str,
+                                                                   content: str) -> None:
+    """An answer of newlines only before a call, after reasoning: the template writes its
+    ``content.lstrip('\\n')`` (nothing) but the ``'\\n'`` before the first call, which
+    ``(loop.first and content)`` decides on the unstripped content. lvt writes the same ids and
+    reads them back as the shortest such content, ``"\\n"`` (found by the native dispatch
+    property test: encode accepted, parse refused)."""
+    msgs = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": content, "reasoning_content": "r",
+             "tool_calls": [_call("f", {})]},
+            {"role": "tool", "content": "1"}, {"role": "user", "content": "ok?"}]
+    enc = encoder(fmt)
+    out = enc.encode_openai(msgs, None, True)
+    if fmt == "qwen3":  # the exact mode is the template
+        assert out.ids.tolist() == renderer(renderers, fmt).render(case(msgs, gen=True))
+    back = enc.parse(out.ids)
+    # qwen3 drops the think block of a turn before the last query and writes its content as
+    # given; with the block (stable) the content is `lstrip('\n')`-ed and reads back as "\n"
+    want = content if fmt == "qwen3" else "\n"
+    assert [b for b in back.messages[1].blocks if isinstance(b, lvt.Plain)] == [
+        lvt.Plain(lvt.Text(want))]
+    assert enc.encode(back).ids.tolist() == out.ids.tolist()

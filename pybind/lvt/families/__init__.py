@@ -90,7 +90,12 @@ def _qwen_turn(t: Any) -> list[Message]:
         bs: list[Block] = []
         if t.think is not None and not (isinstance(t.think, str) and t.think == ""):
             bs.append(Reasoning(_pay(t.think)))
-        bs += _plain(t.content)
+        if t.sep and t.calls and isinstance(t.content, str) and t.content == "":
+            # `(loop.first and content)` writes the "\n" before the first call for content that
+            # is all newlines (`content.lstrip('\n')` writes nothing): read back as "\n"
+            bs.append(Plain(Text("\n")))
+        else:
+            bs += _plain(t.content)
         bs += [ToolCall(k.name, k.args) for k in t.calls]
         return [Message(Role.ASSISTANT, bs)]
     if isinstance(t, qwen.ToolGroup):
@@ -248,9 +253,11 @@ def unlower(family: Any, q: Any) -> Conversation:
     if isinstance(family, mistral.Mistral):
         ut = next((t for t in q.turns if isinstance(t, mistral.UserTurn) and t.tools), None)
         for t in q.turns:
-            if isinstance(t, mistral.AssistantTurn) and t.p == "" and not t.calls:
+            if isinstance(t, mistral.AssistantTurn) and t.p == "" and not t.calls and \
+                    getattr(family, "strips_answers", True):
                 # `[/INST]</s>`: mistral-common refuses content "" but writes "  " (any run of
                 # spaces, `rstrip(" ")`-ed) as nothing; read back as the shortest such content
+                # (a template that writes answers as given writes "" as nothing: read as "")
                 msgs.append(Message(Role.ASSISTANT, (Plain(Text(" ")),)))
                 continue
             if family.version == "v3" and isinstance(t, mistral.ResultTurn):

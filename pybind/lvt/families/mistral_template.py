@@ -1,4 +1,5 @@
-"""The Mistral structure as the 2512 Hugging Face templates write it (Ministral 3, Devstral 2).
+"""The Mistral structure as its Hugging Face templates write it: the 2512 templates (Ministral 3,
+Devstral 2: :class:`MistralTemplate`) and Mistral Small 3 / 3.1's (:class:`MistralSmall3`).
 
 Ministral 3 (3B, 8B, 14B Instruct 2512) and Devstral Small 2 ship one template body: the
 ``mistral`` structure's version ``v13`` (``[AVAILABLE_TOOLS]`` before the first user message,
@@ -31,15 +32,25 @@ from dataclasses import replace
 from typing import Any
 
 from lvt.errors import ConversationError
-from lvt.families.mistral import AssistantTurn, MConv, Mistral, MistralIds, SystemTurn
-from lvt.model import Conversation, Message, Role
+from lvt.families.mistral import (
+    AssistantTurn,
+    MConv,
+    Mistral,
+    MistralIds,
+    SampledTurn,
+    SystemTurn,
+)
+from lvt.model import Conversation, Message, Plain, Role, Sampled, content_of
 
-__all__ = ["MistralTemplate"]
+__all__ = ["MistralSmall3", "MistralTemplate"]
 
 
 class MistralTemplate(Mistral):
     """The Mistral structure with a model's default system prompt and untrimmed assistant
     text (module docstring)."""
+
+    #: Answers are written as given (``unlower`` reads ``[/INST]</s>`` as an empty answer).
+    strips_answers = False
 
     def __init__(self, ids: MistralIds, version: str, stable: bool, default_system: str) -> None:
         super().__init__(ids, version, stable)
@@ -68,3 +79,59 @@ class MistralTemplate(Mistral):
         if c.messages[0].role is Role.SYSTEM:
             return q
         return MConv((SystemTurn(self.default_system, 0), *q.turns), q.prompt)
+
+
+class MistralSmall3(MistralTemplate):
+    """Mistral Small 3 (2501) and Small 3.1 (2503)'s template: a loop with no tool syntax and no
+    role order, over the same markup and reader.
+
+    * every message where it is (``{%- for message in loop_messages %}``): a user message
+      ``[INST]…[/INST]``, a system message ``[SYSTEM_PROMPT]…[/SYSTEM_PROMPT]``, an assistant
+      message ``content + eos_token``, in any order (mistral-common merges consecutive user
+      messages and refuses a system message after an answer; this template writes both);
+    * the system prompt first, always: the first message's, else the default (dated);
+    * no tools: the template ignores ``tools``, drops an assistant message's calls and raises
+      on a ``tool`` message, so tools, calls and results are refused with a typed error.
+
+    The reader is the structure's (it reads turns in any order).
+    """
+
+    def lower(self, c: Conversation) -> MConv:
+        """``loop_messages`` as the template writes them (class docstring).
+
+        Raises:
+            ConversationError: tools, calls or results (no tool syntax), reasoning, an empty
+                conversation, or a message that is not one plain block.
+        """
+        if not c.messages:
+            raise ConversationError(None, "an empty conversation (the template would write "
+                                    "only its default system prompt)")
+        if c.tools:
+            raise ConversationError(None, "this Mistral model's template has no tool syntax "
+                                    "(it ignores tool definitions)")
+        turns: list[object] = []
+        if c.messages[0].role is not Role.SYSTEM:
+            turns.append(SystemTurn(self.default_system, 0))
+        for i, m in enumerate(c.messages):
+            if m.role is Role.ASSISTANT:
+                bs = m.blocks
+                if len(bs) == 1 and isinstance(bs[0], Sampled):
+                    turns.append(SampledTurn(bs[0].ids, i))
+                    continue
+                if not all(isinstance(b, Plain) for b in bs) or len(bs) > 1:
+                    raise ConversationError(i, "this Mistral model's template writes an "
+                                            "assistant message as its content only (it drops "
+                                            "tool calls and reasoning)")
+                p = content_of(m) if bs else ""
+                turns.append(AssistantTurn(p if p is not None else "", (), i))
+            elif m.role in (Role.SYSTEM, Role.USER):
+                turns.append(self.lower_msg(i, m, None))
+            else:
+                raise ConversationError(i, f"this Mistral model's template has no "
+                                        f"{m.role.value} role (it raises 'Only user, system "
+                                        "and assistant roles are supported!')")
+        for t in turns:
+            why = self.turn_ok(t)
+            if why is not None:
+                raise ConversationError(getattr(t, "owner", None), why)
+        return MConv(tuple(turns), len(c.messages) if c.add_generation_prompt else None)

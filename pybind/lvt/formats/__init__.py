@@ -55,7 +55,7 @@ from typing import Any
 from lvt.errors import FormatError
 from lvt.families.llama import DEFAULT_DATE
 from lvt.families.qwen_data import DEFAULT_SYSTEM, HELPFUL_SYSTEM, MATH_SYSTEM, SMOLLM2_SYSTEM
-from lvt.formats.prompts import DEVSTRAL2_SYSTEM, ministral3_system
+from lvt.formats.prompts import DEVSTRAL2_SYSTEM, MISTRAL_SMALL3_SYSTEM, ministral3_system
 from lvt.formats.structures import STRUCTURES
 
 __all__ = ["FORMATS", "FormatSpec", "format_names", "get_spec", "load_format"]
@@ -82,6 +82,9 @@ _MISTRAL_EXTENSION = ("v13: prefix; v7/v11: prefix for appends with no user mess
 _MINISTRAL3_EXTENSION = ("tested, not proven: prefix (v13; the default system prompt is written "
                          "only when the first message is not a system message, which an append "
                          "does not change)")
+_SMALL3_EXTENSION = ("tested, not proven: prefix (the default system prompt is written only "
+                     "when the first message is not a system message; the date is fixed when "
+                     "the encoder is built)")
 _DEFAULT_SYSTEM_LAWFUL = (
     "not proven for the default system prompt and untrimmed answers: the structure's "
     "tekken_lawful is stated for its own lowering, which these two steps change, and no Lean "
@@ -173,6 +176,10 @@ class FormatSpec:
             from lvt.formats.structures import llama_today
 
             opts["date_string"] = llama_today()
+        if opts.get("date_string") == "" and self.family == "mistral":  # "%Y-%m-%d"
+            import datetime
+
+            opts["date_string"] = datetime.date.today().isoformat()
         if opts.get("current_date") == "" and self.family == "harmony":
             from lvt.families.harmony import today
 
@@ -250,6 +257,12 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         "calls are compared in tests/parity/test_mistral_entries.py")
        for n in ("ministral-3-3b", "ministral-3-8b", "ministral-3-14b", "devstral-small-2",
                  "devstral-2")},
+    **{n: (
+        "benign 91/91 identical, 0 differ only in allowed ways, 0 outside them; adversarial "
+        "19/19 within the allowed differences; causes: control_token_text 19; note: tools, "
+        "calls and results (which the template ignores, drops or raises on) are refused with "
+        "a typed error: tests/parity/test_mistral_entries.py")
+       for n in ("mistral-small-3.1", "mistral-small-3")},
     "smollm2": (
         "benign 91/127 identical, 1 differ only in allowed ways, 35 outside them; adversarial "
         "19/25 within the allowed differences; causes: control_token_text 9; note: the 35 "
@@ -487,6 +500,16 @@ for _name, _model, _tpl in (("devstral-small-2", "Devstral Small 2", "Small-2-24
         f"mistralai-Devstral-{_tpl}-Instruct-2512", _MINISTRAL3_EXTENSION, {},
         {"stable": False, "version": "v13", "default_system": DEVSTRAL2_SYSTEM},
         aliases=(f"devstral-{_tpl.lower()}-instruct-2512",), lawful=_DEFAULT_SYSTEM_LAWFUL,
+        tokenizer="mistral", corpus="mistral"))
+for _name, _tpl, _what in (("mistral-small-3.1", "Small-3.1-24B-Instruct-2503", "3.1"),
+                           ("mistral-small-3", "Small-24B-Instruct-2501", "3")):
+    _register(FormatSpec(  # two template bodies that write the same (tests/parity)
+        _name, "mistral", f"Mistral Small {_what} (its template: the dated default system "
+        "prompt, messages in any order, no tool syntax: tools refused)",
+        f"mistralai-Mistral-{_tpl}", _SMALL3_EXTENSION, {"date_string": ""},
+        {"stable": False, "version": "v7", "default_system": MISTRAL_SMALL3_SYSTEM,
+         "loop": "small3"},
+        aliases=(f"mistral-{_tpl.lower()}",), lawful=_DEFAULT_SYSTEM_LAWFUL,
         tokenizer="mistral", corpus="mistral"))
 _register(FormatSpec(
     "mistral-stable", "mistral", "Mistral tekken with [AVAILABLE_TOOLS] before the first user "

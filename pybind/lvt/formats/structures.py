@@ -20,11 +20,12 @@ from lvt.families.harmony import Harmony, HarmonyIds
 from lvt.families.llama import Llama, LlamaIds
 from lvt.families.mistral import VERSIONS as MISTRAL_VERSIONS
 from lvt.families.mistral import Mistral, MistralIds
-from lvt.families.mistral_template import MistralTemplate
+from lvt.families.mistral_template import MistralSmall3, MistralTemplate
 from lvt.families.mistral_v3 import MistralV3
 from lvt.families.qwen import Qwen, QwenIds
 from lvt.families.qwen_coder import QwenCoder
 from lvt.families.qwen_xml import QwenXml
+from lvt.formats.prompts import DATE
 from lvt.runtime.codec import as_tokenizer
 
 __all__ = ["STRUCTURES", "llama_today"]
@@ -241,13 +242,16 @@ def _mistral_v3(tok: Any, fmt: str, dummy: bool) -> MistralV3:
 
 def _mistral_entry(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Mistral:
     """Params: ``stable``, ``version`` (``"v3"``: :class:`MistralV3`, with ``dummy_prefix``;
-    a tekken version fixed by the entry; else the option ``version``) and ``default_system``
-    (the template's own system prompt: :class:`MistralTemplate`)."""
+    a tekken version fixed by the entry; else the option ``version``), ``default_system``
+    (the template's own system prompt: :class:`MistralTemplate`; its ``{date}`` is the option
+    ``date_string``) and ``loop`` (``"small3"``: :class:`MistralSmall3`)."""
     if p.get("version") == "v3":
         return _mistral_v3(tok, fmt, p.get("dummy_prefix", True))
     fam = _mistral(tok, fmt, p.get("version") or o["version"], p["stable"])
     if p.get("default_system"):  # the template's own system prompt (Ministral 3, Devstral 2)
-        return MistralTemplate(fam.ids, fam.version, fam.stable, p["default_system"])
+        text = p["default_system"].replace(DATE, o.get("date_string", ""))
+        cls = MistralSmall3 if p.get("loop") == "small3" else MistralTemplate
+        return cls(fam.ids, fam.version, fam.stable, text)
     return fam
 
 
