@@ -57,6 +57,12 @@ def _extra(added: Mapping[str, tuple[int, bool]], known: set[int], names: tuple[
     return tuple(i for i in dict.fromkeys(out) if i not in known)
 
 
+def _past_vocab(tok: Any) -> int:
+    """The first id past the tokenizer's vocabulary (added tokens included): where an entry
+    puts the control ids its vocabulary lacks and it never places."""
+    return max(as_tokenizer(tok).get_vocab(with_added_tokens=True).values()) + 1
+
+
 def _qwen_ids(tok: Any, fmt: str, need_v3: bool, tools: bool = True) -> QwenIds:
     """The ids by name. An entry without tool syntax (``tools=False``) whose vocabulary lacks
     ``<tool_call>``/``</tool_call>`` (SmolLM2's) gets the two ids past the vocabulary
@@ -66,7 +72,7 @@ def _qwen_ids(tok: Any, fmt: str, need_v3: bool, tools: bool = True) -> QwenIds:
     im_start = _need(added, fmt, "<|im_start|>")
     im_end = _need(added, fmt, "<|im_end|>")
     if not tools and "<tool_call>" not in added and "</tool_call>" not in added:
-        past = max(as_tokenizer(tok).get_vocab(with_added_tokens=True).values()) + 1
+        past = _past_vocab(tok)
         call_open, call_close = past, past + 1
     else:
         call_open = _need(added, fmt, "<tool_call>")
@@ -111,7 +117,7 @@ def _ds_ids(tok: Any, fmt: str, tools: bool = True) -> DsIds:
     for n in _DS_NAMES:
         if n not in added and not tools and n in _DS_TOOL_NAMES:
             if past is None:
-                past = max(as_tokenizer(tok).get_vocab(with_added_tokens=True).values()) + 1
+                past = _past_vocab(tok)
             ids.append(past)
             past += 1
         else:
@@ -232,7 +238,7 @@ def _mistral_v3(tok: Any, fmt: str, dummy: bool) -> MistralV3:
         raise FormatError(f"format {fmt!r} writes SentencePiece's dummy prefix itself (a space "
                           "before each text piece); this tokenizer's normalizer prepends one "
                           "too: use the zoo tokenizer 'mistral-v3' (lvt.zoo.spm)")
-    past = max(as_tokenizer(tok).get_vocab(with_added_tokens=True).values()) + 1
+    past = _past_vocab(tok)
     sys_ids = _pair(added, "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]") or (past, past + 1)
     tool_content = added["[TOOL_CONTENT]"][0] if "[TOOL_CONTENT]" in added else None
     known = {*ids, *sys_ids, *(() if tool_content is None else (tool_content,))}
