@@ -6,7 +6,7 @@
   (default 300, which CI runs; set it to 10000 or more for a long run), no deadline.
 * Runs every ``lean``-marked test in one pytest-xdist group (``scripts/test`` runs the suite
   with ``-n`` workers and ``--dist loadgroup``), so one worker drives the WebAssembly Lean
-  checker while the others run the rest, instead of several workers each holding 3.5–5 GB Lean
+  checker while the others run the rest, instead of several workers each holding 3.5 to 5 GB Lean
   processes at once.
 * Session fixtures for the toy tokenizer and the real tokenizers of :mod:`lvt.zoo` (the zoo
   packages are dev dependencies: a missing one fails, it is not skipped).
