@@ -5,12 +5,16 @@
   (XML tool calls; a :class:`~lvt.families.qwen.Qwen` subclass, read back by its readers).
 * :mod:`lvt.families.qwen_coder`: Qwen3-Coder (the Qwen3.5 structure's calls, XML tool
   descriptions, no reasoning; a :class:`~lvt.families.qwen_xml.QwenXml` subclass).
+* :mod:`lvt.families.qwen_template`: QwQ-32B (the Qwen structure's layout and reader with its
+  template's lowering; a :class:`~lvt.families.qwen.Qwen` subclass, Python only).
 * :mod:`lvt.families.llama` (``Verified/Spec/Llama.lean``): Llama 3.1.
 * :mod:`lvt.families.gemma` (``Verified/Spec/Gemma.lean``): Gemma 3.
 * :mod:`lvt.families.deepseek` (``Verified/Spec/DeepSeek.lean``): DeepSeek-R1 exact and stable.
 * :mod:`lvt.families.harmony` (``Verified/Spec/Harmony.lean``): gpt-oss exact and stable.
 * :mod:`lvt.families.mistral` (``Verified/Spec/Mistral.lean``): Mistral tekken v7, v11, v13;
   :mod:`lvt.families.mistral_v3` (``Verified/Spec/MistralV3.lean``): SentencePiece v3.
+* :mod:`lvt.families.mistral_template`: Ministral 3, Devstral 2, Mistral Small 3 / 3.1 (the
+  Mistral structure with their templates' lowering; Python only).
 
 :func:`unlower` turns a lowered conversation back into messages (the template-visible form of
 what was rendered); :func:`parse_completion` reads the tokens of a sampled assistant turn as

@@ -218,6 +218,13 @@ _QWEN25_EXT = "prefix, except a tool result appended after a tool result"
 _QWEN_PREFIX = "Verified/Thm/Qwen.lean: prefix_stable"
 _QWEN_EXACT_EXT = "at generation prompts, for appends with no user message"
 _QWEN_EXACT = "Verified/Thm/Qwen.lean: extension_exact, exact_not_prefix"
+_QWQ_EXT = ("tested, not proven: prefix for appends after a message that is not an assistant "
+            "message (the last assistant message keeps its leading newlines, which history "
+            "drops), except a tool result appended after a tool result; the generation prompt "
+            "opens <think>, which a text answer's render does not (a sampled turn keeps it)")
+_QWQ_LAWFUL = ("not proven for QwQ's lowering (lvt.families.qwen_template): the structure's "
+               "lawful is stated for its own modes, and no Lean definition states this one "
+               "yet; tested by tests/test_qwen_template.py and tests/test_roundtrip_property.py")
 
 # -- the Qwen structure (Verified/Spec/Qwen.lean; entries as its `qwen25`, `qwen3`, ...) ----
 _register(FormatSpec(
@@ -261,6 +268,11 @@ _register(FormatSpec(
     "prompt opens <think>)", "Qwen-Qwen3-4B-Thinking-2507", _QWEN_EXACT_EXT, {},
     {"mode": "exact", "v3": True, "prompt_think": True}, proven=_QWEN_EXACT,
     tokenizer="qwen3", corpus="qwen3"))
+_register(FormatSpec(
+    "qwq", "qwen", "QwQ-32B (Qwen2.5's turns and tools; reasoning never read, history answers "
+    "without leading newlines, an empty system text before the tool preamble, the generation "
+    "prompt opens <think>)", "Qwen-QwQ-32B@16488a", _QWQ_EXT, {}, {"loop": "qwq"},
+    aliases=("qwq-32b",), lawful=_QWQ_LAWFUL, tokenizer="qwen3", corpus="qwen3"))
 
 # -- the Qwen3.5 structure (lvt.families.qwen_xml; XML calls; tested, not yet proven) -----
 _XML_EXT = ("tested, not proven: a render with the generation prompt is a prefix of an "

@@ -24,6 +24,7 @@ from lvt.families.mistral_template import MistralSmall3, MistralTemplate
 from lvt.families.mistral_v3 import MistralV3
 from lvt.families.qwen import Qwen, QwenIds
 from lvt.families.qwen_coder import QwenCoder
+from lvt.families.qwen_template import QwQ
 from lvt.families.qwen_xml import QwenXml
 from lvt.formats.prompts import DATE
 from lvt.runtime.codec import as_tokenizer
@@ -184,8 +185,11 @@ def llama_today() -> str:
 
 def _qwen(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Qwen:
     """Params: ``mode``, ``default_system``, ``prompt_think``, ``v3`` (needs the Qwen3 ids),
-    ``tools`` (``False``: the template has no tool syntax)."""
+    ``tools`` (``False``: the template has no tool syntax), ``loop`` (``"qwq"``:
+    :class:`~lvt.families.qwen_template.QwQ`, whose values are its own)."""
     tools = p.get("tools", True)
+    if p.get("loop") == "qwq":
+        return QwQ(_qwen_ids(tok, fmt, True))
     return Qwen(_qwen_ids(tok, fmt, p["v3"], tools), p["mode"], o.get("enable_thinking", True),
                 p.get("default_system"), p.get("prompt_think", False), tools)
 
