@@ -4,10 +4,6 @@
   ``import strategies``.
 * Registers the hypothesis profile ``lvt``: ``LVT_HYPOTHESIS_EXAMPLES`` examples per property
   (default 300, which CI runs; set it to 10000 or more for a long run), no deadline.
-* Runs every ``lean``-marked test in one pytest-xdist group (``scripts/test`` runs the suite
-  with ``-n`` workers and ``--dist loadgroup``), so one worker drives the WebAssembly Lean
-  checker while the others run the rest, instead of several workers each holding 3.5 to 5 GB Lean
-  processes at once.
 * Session fixtures for the toy tokenizer and the real tokenizers of :mod:`lvt.zoo` (the zoo
   packages are dev dependencies: a missing one fails, it is not skipped).
 """
@@ -32,14 +28,6 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("LVT_HYPOTHESIS_PROFILE", "lvt"))
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    """Put the ``lean``-marked tests in the xdist group ``lean`` (before xdist reads groups)."""
-    for item in items:
-        if item.get_closest_marker("lean") is not None:
-            item.add_marker(pytest.mark.xdist_group("lean"))
 
 
 @pytest.fixture(scope="session")

@@ -55,6 +55,11 @@ def _subset(fmt: str, benign: list[Any], adv: list[Any]) -> tuple[list[Any], lis
     if not lvt.FORMATS[fmt].params.get("join_systems", True):  # one system message (Distill)
         benign = [c for c in benign if sum(m["role"] == "system" for m in c.messages) <= 1]
         adv = [c for c in adv if sum(m["role"] == "system" for m in c.messages) <= 1]
+    if lvt.FORMATS[fmt].params.get("loop") == "qwq":  # QwQ's template raises on an answer
+        # with no content before the last message (compared in tests/parity/test_entries.py)
+        benign = [c for c in benign if not any(
+            m["role"] == "assistant" and m.get("content") is None
+            for m in c.messages[:-1])]
     seen: dict[str, int] = {}
     out = []
     for c in benign:
