@@ -160,7 +160,7 @@ def test_coverage_content_rule_needs_the_turns_rendered() -> None:
 
 
 _COVERAGE_PICK = ("--template", "Qwen-Qwen3-Embedding-8B", "--template", "Qwen-Qwen2-1.5B-Instruct",
-                  "--template", "Qwen-QwQ-32B@16488a",
+                  "--template", "NousResearch-Hermes-4-14B",
                   "--template", "meta-llama-Llama-3.1-8B-Instruct")  # Llama 3.1/3.3's
 
 
@@ -186,9 +186,11 @@ def test_coverage_report_renders_excludes_and_shares(tmp_path: Path) -> None:
     qwen2 = rows["Qwen-Qwen2-1.5B-Instruct"]
     assert (qwen2["status"], qwen2["entry"], qwen2["how"]) == ("covered", "qwen2.5-vl", "rendered")
     assert qwen2["hash_entry"] is None
-    qwq = rows["Qwen-QwQ-32B@16488a"]
-    assert qwq["status"] == "not covered" and qwq["entry"] is None
-    assert qwq["closest"].startswith("qwen3") and qwq["first_difference"].startswith("probe ")
+    # Qwen2.5's layout with Hermes' own default system prompt and tool preamble: one probe
+    # equal, the first difference named
+    hermes = rows["NousResearch-Hermes-4-14B"]
+    assert hermes["status"] == "not covered" and hermes["entry"] is None
+    assert hermes["closest"].startswith("qwen") and hermes["first_difference"].startswith("probe ")
     gemma4 = rows["google-gemma-4-26B-A4B-it"]  # a new structure: no lvt vocabulary fits
     assert gemma4["status"] == "not covered" and "<|turn>" in gemma4["detail"]
     assert "in no lvt structure" in gemma4["detail"] and gemma4["closest"] == "gemma3"

@@ -67,15 +67,16 @@ def test_qwen2_template_is_the_qwen25_vl_entry() -> None:
 
 
 def test_a_template_no_entry_reproduces_names_the_closest() -> None:
-    """QwQ-32B's template on Qwen3's vocabulary (its generation prompt opens the think block,
-    it drops every reasoning block of the history): no entry renders it; the error names the
-    closest entry and the first tokens where the two differ."""
+    """llama.cpp's copy of QwQ-32B's template (not the Hugging Face one, which is the entry
+    ``qwq``) on Qwen3's vocabulary: it writes the last answer's think block, which ``qwq``
+    drops. No entry renders it; the error names the closest entry and the first tokens where
+    the two differ."""
     hf = zoo_hf_tokenizer("qwen3", "Qwen-QwQ-32B")
-    with pytest.raises(lvt.FormatError, match=r"closest: 'qwen3-2507-instruct'.*<think>") as e:
+    with pytest.raises(lvt.FormatError, match=r"closest: 'qwq'.*</think>") as e:
         lvt.ChatEncoder.from_hf(hf)
     assert "first difference: probe 0" in str(e.value)
     assert isinstance(e.value, UnknownTemplateError)  # the same facts, for reports
-    assert (e.value.closest, e.value.first_difference[:8]) == ("qwen3-2507-instruct", "probe 0 ")
+    assert (e.value.closest, e.value.first_difference[:8]) == ("qwq", "probe 0 ")
     assert e.value.compared > 0 and e.value.equal < e.value.compared
 
 

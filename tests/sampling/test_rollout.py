@@ -58,6 +58,10 @@ CASES = {
     "qwen3-2507-thinking": ["Need data.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", "
                             "\"arguments\": {\"city\": \"Oslo\"}}\n</tool_call><|im_end|>",
                             "Got it.\n</think>\n\nIt is 3 °C.<|im_end|>"],
+    # QwQ: sampled after '<think>\n' as Thinking-2507, but its text render drops reasoning
+    "qwq": ["Need data.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", "
+            "\"arguments\": {\"city\": \"Oslo\"}}\n</tool_call><|im_end|>",
+            "Got it.\n</think>\n\nIt is 3 °C.<|im_end|>"],
     "llama3.1": ['{"name":"get_weather","parameters":{"city":"Oslo"}}<|eot_id|>',
                  "It is 3 °C.<|eot_id|>"],
     "deepseek-r1": ["Need data.\n</think>\n\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather"  # noqa: RUF001
@@ -83,7 +87,7 @@ def test_agent_loop_trains_on_exactly_the_sampled_ids(enc: Any, ids: Any, fmt: s
         assert row[:len(p) + len(s)] == p + s
     # the learned tokens are the sampled ids, stop tokens included, and nothing else
     assert r.turns[0].completion.canonical == (fmt not in ("qwen2.5", "llama3.1",
-                                                           "deepseek-r1"))
+                                                           "deepseek-r1", "qwq"))
     assert _learned(r) == samples[0] + samples[1]
     assert r.turns[1].completion.content == "It is 3 °C."
 
