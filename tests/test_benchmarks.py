@@ -209,7 +209,8 @@ def test_coverage_report_renders_excludes_and_shares(tmp_path: Path) -> None:
                      out, re.M), out
     assert re.search(r"^\s+3\. Qwen-Qwen2-1\.5B-Instruct \([\d,]+\): covered by qwen2\.5-vl$",
                      out, re.M), out
-    assert re.search(r"^\s+4\. Qwen-QwQ-32B@16488a .*: not covered: closest qwen3", out, re.M)
+    assert re.search(r"^\s+4\. NousResearch-Hermes-4-14B .*: not covered: closest qwen", out,
+                     re.M), out
     assert re.search(r"^\s+13\s+Qwen-Qwen3-Embedding-8B\s+[\d,]+\s+embedding model", out, re.M)
 
 
