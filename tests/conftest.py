@@ -6,10 +6,16 @@
   (default 300, which CI runs; set it to 10000 or more for a long run), no deadline.
 * Session fixtures for the toy tokenizer and the real tokenizers of :mod:`lvt.zoo` (the zoo
   packages are dev dependencies: a missing one fails, it is not skipped).
+* Frees a test module's lazily filled caches when its tests are done (see
+  :func:`_free_module_caches`): a pytest-xdist worker runs hundreds of modules, and the
+  encoders they keep (100 to 250 MB each with a real vocabulary) would otherwise add up to
+  more memory than the machine has beside the Lean processes.
 """
 
 from __future__ import annotations
 
+import functools
+import gc
 import os
 import sys
 from pathlib import Path
@@ -62,3 +68,20 @@ def llama31_tok():
 def qwen3_tok():
     """Qwen3's tokenizer, built from ``quicktok-v1``'s ranks and Qwen's added tokens."""
     return _zoo("qwen3")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _free_module_caches(request: pytest.FixtureRequest):
+    """After a module's tests, empty the module-level dicts that were empty when its tests
+    began (the ``_ENC = {}`` caches of encoders and templates, filled on demand) and clear its
+    ``functools`` caches, then collect: the memory goes back before the next module. A module
+    whose tests come back to this worker later refills them on demand."""
+    mod = request.module
+    empty = [v for v in vars(mod).values() if type(v) is dict and not v]
+    yield
+    for v in empty:
+        v.clear()
+    for v in vars(mod).values():
+        if isinstance(v, functools._lru_cache_wrapper):
+            v.cache_clear()
+    gc.collect()

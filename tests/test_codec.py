@@ -174,3 +174,27 @@ def test_transformers_fast_tokenizer_is_accepted(toy_tok) -> None:
     assert c.encode("the") == TokenizerCodec(toy_tok, []).encode("the")
     with pytest.raises(LvtError):
         TokenizerCodec(object(), [])
+
+
+def test_codecs_of_one_tokenizer_share_the_text_copy(toy_tok) -> None:
+    """Codecs of one tokenizer with the same reserved ids (encoders with other options) share
+    one text-only copy; other reserved ids get their own (they encode differently); the copy
+    is freed with the last codec that uses it."""
+    import gc
+
+    from lvt.runtime import codec as codec_mod
+
+    think = toy_tok.token_to_id("<think>")
+    a, b = TokenizerCodec(toy_tok, [think]), TokenizerCodec(toy_tok, [think])
+    assert a._text is b._text
+    # a tokenizer with the same JSON (another object) shares it too; other reserved ids do not
+    same = Tokenizer.from_str(toy_tok.to_str())
+    assert TokenizerCodec(same, [think])._text is a._text
+    c = TokenizerCodec(toy_tok, [])
+    assert c._text is not a._text
+    assert c.encode("<think>") == [think] and a.encode("<think>") != [think]
+    key = (a._digest, frozenset([think]))
+    assert key in codec_mod._TEXT_COPIES
+    del a, b
+    gc.collect()
+    assert key not in codec_mod._TEXT_COPIES

@@ -109,6 +109,15 @@ encode_jsonl(src, out, ChatEncoder.from_tokenizer("llama3.1"), workers=int(worke
 """
 
 
+def _default_dispositions() -> None:
+    """In the child before ``exec``: the signals under test at their default action. A
+    disposition of "ignore" is inherited across ``exec`` (``nohup``, a background job of a
+    non-interactive shell) and lvt rightly keeps a signal its caller ignores; the tests are
+    about a process that does not ignore them, however pytest itself was started."""
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, signal.SIG_DFL)
+
+
 def _start(big_input: Path, out: Path, workers: int, started: list[int],
            prelude: str = "", library: bool = False) -> tuple[subprocess.Popen[str], list[int]]:
     """``lvt encode`` (or ``encode_jsonl``) in a fresh process, returned once its temporary
@@ -121,7 +130,8 @@ def _start(big_input: Path, out: Path, workers: int, started: list[int],
         code, argv = _LIBRARY, [str(big_input), str(out), str(workers)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=_default_dispositions)
     started.append(proc.pid)
     _wait_for(lambda: _temps(out.parent), START_WAIT, "temporary file", proc)
     kids: list[int] = []

@@ -35,6 +35,7 @@ import json
 import re
 import threading
 import unicodedata
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
@@ -75,6 +76,16 @@ def _top_level_field(js: str, key: str) -> tuple[Any, int, int] | None:
     return value, start, end
 
 
+#: The text-only copies in use, keyed by (SHA-256 of the tokenizer's JSON, reserved ids): the
+#: codecs of one tokenizer (encoders with other options, other formats over one vocabulary)
+#: share one copy instead of parsing the multi-megabyte JSON again. Weak: a copy lives as long
+#: as a codec uses it. ``tokenizers`` encodes through a shared reference, so sharing is safe
+#: across threads; the copy's settings are fixed when it is made and never changed after.
+_TEXT_COPIES: weakref.WeakValueDictionary[tuple[str, frozenset[int]], Tokenizer] = (
+    weakref.WeakValueDictionary())
+_TEXT_COPIES_LOCK = threading.Lock()
+
+
 def text_only_tokenizer(
     tok: Tokenizer,
     js: str | None = None,
@@ -108,6 +119,20 @@ def text_only_tokenizer(
     out.no_truncation()
     out.no_padding()
     return out
+
+
+def _shared_text_copy(tok: Tokenizer, js: str, digest: str, reserved: frozenset[int]) -> Tokenizer:
+    """The codec's text-only copy (:func:`text_only_tokenizer` with the Unicode form dropped)
+    of the tokenizer whose JSON is ``js`` (SHA-256 ``digest``): the copy another live codec of
+    the same tokenizer and reserved ids already made, else a new one."""
+    key = (digest, reserved)
+    with _TEXT_COPIES_LOCK:
+        got = _TEXT_COPIES.get(key)
+    if got is not None:
+        return got
+    made = text_only_tokenizer(tok, js, reserved, drop_unicode_form=True)
+    with _TEXT_COPIES_LOCK:
+        return _TEXT_COPIES.setdefault(key, made)
 
 
 def bytes_to_unicode() -> dict[int, str]:
@@ -231,8 +256,8 @@ class TokenizerCodec:
         self._tokenizer = as_tokenizer(tokenizer)
         js = self._tokenizer.to_str()
         reserved = frozenset(int(t) for t in reserved)
-        self._text = text_only_tokenizer(self._tokenizer, js, reserved, drop_unicode_form=True)
         self._digest = hashlib.sha256(js.encode("utf-8")).hexdigest()
+        self._text = _shared_text_copy(self._tokenizer, js, self._digest, reserved)
         norm = _top_level_field(js, "normalizer")
         #: The Unicode normal form the tokenizer applies to text ("NFC", "NFKC", ...), or None.
         self.unicode_form: str | None = _unicode_form(norm[0]) if norm is not None else None
