@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import gc
 import os
@@ -84,4 +85,30 @@ def _free_module_caches(request: pytest.FixtureRequest):
     for v in vars(mod).values():
         if isinstance(v, functools._lru_cache_wrapper):
             v.cache_clear()
+    _free_library_caches()
     gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)  # give the freed heap back to the system (glibc keeps it)
+
+
+def _free_library_caches() -> None:
+    """Empty lvt's own bounded per-process caches of template renderers, tokenizers and
+    encoder pools (up to 8 ``transformers`` tokenizers and 4 pools): what one module's tests
+    filled is rarely what the next one needs."""
+    from lvt.compare import check, renderers, templates
+
+    renderers._JINJA_CACHE.clear()
+    templates._TOKENIZER_CACHE.clear()
+    check._POOLS.clear()
+
+
+def _libc() -> ctypes.CDLL | None:
+    try:
+        lib = ctypes.CDLL("libc.so.6")
+        lib.malloc_trim  # noqa: B018 (glibc only)
+    except (OSError, AttributeError):
+        return None
+    return lib
+
+
+_LIBC = _libc()
