@@ -109,6 +109,12 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         "template renders an empty content, and tests/parity/test_entries.py compares it with "
         "that"),
     "llama3.2": _LLAMA_PARITY,
+    "llama3.0": (
+        "benign 91/121 identical, 0 differ only in allowed ways, 30 outside them; adversarial "
+        "19/25 within the allowed differences; causes: control_token_text 13; note: the 30 "
+        "benign and 6 adversarial conversations outside are those lvt refuses with a typed "
+        "error: they have tools, tool calls or tool results, and the template has no tool "
+        "syntax (it never reads tools and writes only a message's content)"),
     "qwen3.6": _XML_PARITY,
     "qwen3.5": _XML_PARITY,
     "ornith-1.0": _XML_PARITY,

@@ -18,6 +18,7 @@ from lvt.families.deepseek import DeepSeek, DsIds
 from lvt.families.gemma import Gemma, GemmaIds
 from lvt.families.harmony import Harmony, HarmonyIds
 from lvt.families.llama import Llama, LlamaIds
+from lvt.families.llama_template import Llama3
 from lvt.families.mistral import VERSIONS as MISTRAL_VERSIONS
 from lvt.families.mistral import Mistral, MistralIds
 from lvt.families.mistral_template import MistralSmall3, MistralTemplate
@@ -207,7 +208,10 @@ def _qwen_xml(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) ->
 
 def _llama(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Llama:
     """Options ``date_string`` (``""``: today, as ``strftime_now``) and
-    ``tools_in_user_message``."""
+    ``tools_in_user_message``; param ``loop`` (``"llama3.0"``:
+    :class:`~lvt.families.llama_template.Llama3`, which reads no option)."""
+    if p.get("loop") == "llama3.0":
+        return Llama3(_llama_ids(tok, fmt))
     return Llama(_llama_ids(tok, fmt), o["date_string"] or llama_today(),
                  o["tools_in_user_message"])
 

@@ -174,9 +174,10 @@ def encode_conversation(c: Conversation) -> bytes:
 
 def supports(fam: Any) -> bool:
     """Whether the wire (and so the native backend) carries this family instance: Qwen and
-    Llama; the other families (Gemma 3, the Qwen3.5 structure of ``qwen_xml``, ...) run on
-    the reference backend."""
-    return (isinstance(fam, qwen.Qwen) and fam.mode in MODES) or isinstance(fam, llama.Llama)
+    Llama 3.1; the other families (Gemma 3, the Qwen3.5 structure of ``qwen_xml``, the
+    template variants of ``qwen_template`` and ``llama_template``, ...) run on the reference
+    backend."""
+    return (isinstance(fam, qwen.Qwen) and fam.mode in MODES) or type(fam) is llama.Llama
 
 
 def encode_family(fam: Any) -> bytes:

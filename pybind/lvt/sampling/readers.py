@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lvt.families import deepseek, gemma, harmony, llama, mistral, qwen
+from lvt.families.llama_template import Llama3
 from lvt.sampling.completion import Problem
 from lvt.sampling.segments import (
     Reading,
@@ -379,9 +380,9 @@ def read_mistral(fam: mistral.Mistral, names: Mapping[str, int], segs: list[Seg]
     return r
 
 
-def read_gemma(fam: gemma.Gemma, names: Mapping[str, int], segs: list[Seg], tools: Any
-               ) -> Reading:
-    """Text only (the format has no tools or reasoning)."""
+def read_text(fam: Any, names: Mapping[str, int], segs: list[Seg], tools: Any) -> Reading:
+    """Text only: formats with no tools and no reasoning (Gemma 3; Llama 3, whose template has
+    no call syntax, so a JSON answer stays an answer)."""
     r = Reading()
     r.content = join(segs, r.problems, "the turn")
     return r
@@ -389,9 +390,9 @@ def read_gemma(fam: gemma.Gemma, names: Mapping[str, int], segs: list[Seg], tool
 
 def reader_for(fam: Any) -> Reader:
     """The lenient reader of a family instance."""
-    for cls, fn in ((qwen.Qwen, read_qwen), (llama.Llama, read_llama),
+    for cls, fn in ((Llama3, read_text), (qwen.Qwen, read_qwen), (llama.Llama, read_llama),
                     (deepseek.DeepSeek, read_deepseek), (harmony.Harmony, read_harmony),
-                    (mistral.Mistral, read_mistral), (gemma.Gemma, read_gemma)):
+                    (mistral.Mistral, read_mistral), (gemma.Gemma, read_text)):
         if isinstance(fam, cls):
             return fn  # type: ignore[return-value]
     raise TypeError(f"no completion reader for {type(fam).__name__}")
