@@ -270,15 +270,22 @@ class Llama:
             return IpythonTurn(_quote(p), i)
         return PlainTurn("assistant", _trim(p), i)
 
-    def turn_ok(self, t: Any) -> str | None:
-        """``turnOk``: ``None`` when the turn can be read back, else the reason."""
-        res = self._reserved_set
+    def payload_ok(self, t: Any) -> str | None:
+        """The part of ``turnOk`` every turn has: ``None`` when its token payload (or sampled
+        ids) holds no control id, else the reason."""
         p = getattr(t, "sys", getattr(t, "u", getattr(t, "p", getattr(t, "ts", None))))
         if isinstance(p, tuple):
             for j, x in enumerate(p):
-                if x in res:
+                if x in self._reserved_set:
                     what = "sampled turn" if isinstance(t, SampledTurn) else "token payload"
                     return f"{what} holds the control id {x} at position {j}"
+        return None
+
+    def turn_ok(self, t: Any) -> str | None:
+        """``turnOk``: ``None`` when the turn can be read back, else the reason."""
+        why = self.payload_ok(t)
+        if why is not None:
+            return why
         if isinstance(t, SystemTurn):
             if not (t.env or not t.tools) or (self.tools_in_user and t.tools):
                 return "inconsistent tool placement"  # unreachable from lower
@@ -332,12 +339,16 @@ class Llama:
                 raise ConversationError(i, "a user message is one plain content block")
             head.append(UserToolsTurn(tools, _trim(u), i))
             rest, i = rest[1:], i + 1
-        turns = head + [self.lower_msg(i + k, m) for k, m in enumerate(rest)]
+        return self.checked(head + [self.lower_msg(i + k, m) for k, m in enumerate(rest)], c)
+
+    def checked(self, turns: list[Any], c: Conversation) -> LConv:
+        """The end of ``lower``: the lowered conversation when every turn reads back
+        (``turnOk``), else the error naming the first turn's message that does not."""
         for t in turns:
             why = self.turn_ok(t)
             if why is not None:
                 raise ConversationError(getattr(t, "owner", None), why)
-        return LConv(tuple(turns), len(ms) if c.add_generation_prompt else None)
+        return LConv(tuple(turns), len(c.messages) if c.add_generation_prompt else None)
 
     # -- reading back --------------------------------------------------------------------
 
@@ -437,6 +448,13 @@ class Llama:
             turns.append(ut)
             at += 1 + len(rest[0])
             rest = rest[1:]
+        return self.read_turns(turns, rest, at)
+
+    def read_turns(self, turns: list[Any], rest: Sequence[Stream], at: int
+                   ) -> tuple[LConv, None] | tuple[None, int]:
+        """The end of ``unlayout``: the header turns ``rest`` after the ones read (``turns``),
+        the last of them the generation prompt or a turn; ``at`` is the index of the first
+        one's ``<|start_header_id|>`` in the stream (for the error position)."""
         for j, c in enumerate(rest):
             if j == len(rest) - 1 and [self.ids.start_header, *c] == self._prompt_syms:
                 return LConv(tuple(turns), 0), None

@@ -87,22 +87,12 @@ class Llama3(Llama):
                 raise ConversationError(i, f"Llama 3's template {why}")
             # `message['content'] | trim`
             turns.append(PlainTurn(m.role.value, _trim(p), i))
-        for t in turns:
-            why = self.turn_ok(t)
-            if why is not None:
-                raise ConversationError(t.owner, why)
-        return LConv(tuple(turns), len(c.messages) if c.add_generation_prompt else None)
+        return self.checked(turns, c)
 
     def turn_ok(self, t: Any) -> str | None:
         """``None`` when the turn reads back, else why: only a payload holding a control id
         does not (assistant text is never a call here: the template has no call syntax)."""
-        p = t.ts if isinstance(t, SampledTurn) else t.p
-        if isinstance(p, tuple):
-            for j, x in enumerate(p):
-                if x in self._reserved_set:
-                    what = "sampled turn" if isinstance(t, SampledTurn) else "token payload"
-                    return f"{what} holds the control id {x} at position {j}"
-        return None
+        return self.payload_ok(t)
 
     def unlayout_turn(self, s: Stream) -> Any | None:
         """A header turn back to a plain turn of its role (no call, no ``ipython``)."""
@@ -117,14 +107,7 @@ class Llama3(Llama):
         pre, chunks = core.split_at_ctrl(self.ids.start_header, s)
         if pre != [self.ids.bos] or not chunks:
             return None, 0
-        turns: list[Any] = []
-        at = 1
-        for j, c in enumerate(chunks):
-            if j == len(chunks) - 1 and j > 0 and [self.ids.start_header, *c] == self._prompt_syms:
-                return LConv(tuple(turns), 0), None
-            t = self.unlayout_turn(c)
-            if t is None:
-                return None, at
-            turns.append(t)
-            at += 1 + len(c)
-        return LConv(tuple(turns), None), None
+        first = self.unlayout_turn(chunks[0])  # a message: the prompt alone is no render
+        if first is None:
+            return None, 1
+        return self.read_turns([first], chunks[1:], 2 + len(chunks[0]))
