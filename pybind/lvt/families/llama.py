@@ -173,6 +173,10 @@ class Llama:
     """A Llama 3.1 format instance (``LlamaFmt``): ids, ``date_string`` and
     ``tools_in_user_message``."""
 
+    #: The template writes and reads tool calls (Llama 3.1's JSON calls), as ``tools`` of the
+    #: Qwen and DeepSeek structures; the completion reader reads calls only then.
+    tools = True
+
     def __init__(self, ids: LlamaIds, date: str = DEFAULT_DATE, tools_in_user: bool = True
                  ) -> None:
         self.ids = ids

@@ -49,11 +49,13 @@ class Llama3(Llama):
     """The Llama structure as Llama 3's template writes it (module docstring): every message a
     header turn with its trimmed content, no system preamble, no tool syntax."""
 
+    #: No call syntax: a sampled JSON answer is read as an answer.
+    tools = False
+
     def __init__(self, ids: LlamaIds) -> None:
-        super().__init__(ids, DEFAULT_DATE, True)  # date and tool placement: never written
-        #: Not an instance of ``Verified/Spec/Llama.lean``'s ``LlamaFmt``: the native backend
-        #: leaves this family to the reference backend (``lvt.runtime.wire.supports``).
-        self.variant = "llama3.0"
+        # date and tool placement: never written. Not an instance of `Verified/Spec/Llama.lean`'s
+        # `LlamaFmt`: the native backend leaves it to the reference backend (`wire.supports`).
+        super().__init__(ids, DEFAULT_DATE, True)
 
     def lower(self, c: Conversation) -> LConv:
         """Each message one header turn (module docstring).

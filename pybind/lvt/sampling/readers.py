@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from lvt.families import deepseek, gemma, harmony, llama, mistral, qwen
-from lvt.families.llama_template import Llama3
 from lvt.sampling.completion import Problem
 from lvt.sampling.segments import (
     Reading,
@@ -178,7 +177,10 @@ def _json_calls(text: str, start: int, end: int, r: Reading) -> list[RawCall] | 
 def read_llama(fam: llama.Llama, names: Mapping[str, int], segs: list[Seg], tools: Any
                ) -> Reading:
     """Text, or calls: ``{"name": …, "parameters"|"arguments": …}`` objects separated by
-    ``;``, after ``<|python_tag|>`` or alone; a built-in ``name.call(…)`` after the tag."""
+    ``;``, after ``<|python_tag|>`` or alone; a built-in ``name.call(…)`` after the tag. Text
+    only for a template without call syntax (``fam.tools`` false: Llama 3's)."""
+    if not fam.tools:
+        return read_text(fam, names, segs, tools)
     r = Reading()
     tag = find(segs, names.get("<|python_tag|>"))
     head = segs if tag is None else segs[:tag]
@@ -390,7 +392,7 @@ def read_text(fam: Any, names: Mapping[str, int], segs: list[Seg], tools: Any) -
 
 def reader_for(fam: Any) -> Reader:
     """The lenient reader of a family instance."""
-    for cls, fn in ((Llama3, read_text), (qwen.Qwen, read_qwen), (llama.Llama, read_llama),
+    for cls, fn in ((qwen.Qwen, read_qwen), (llama.Llama, read_llama),
                     (deepseek.DeepSeek, read_deepseek), (harmony.Harmony, read_harmony),
                     (mistral.Mistral, read_mistral), (gemma.Gemma, read_text)):
         if isinstance(fam, cls):

@@ -59,7 +59,7 @@ class CompletionStream:
         if not final:
             content, reasoning = content.rstrip("\n"), reasoning.rstrip("\n")
             fam = self.encoder.family
-            if type(fam) is llama.Llama and content.lstrip().startswith("{"):
+            if isinstance(fam, llama.Llama) and fam.tools and content.lstrip().startswith("{"):
                 content = self._content  # may still become a JSON call: hold it back
             if isinstance(fam, deepseek.DeepSeek) and c.reasoning is None:
                 content = self._content  # may be reasoning whose </think> is still to come
