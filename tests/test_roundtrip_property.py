@@ -115,10 +115,11 @@ def controls(enc: lvt.ChatEncoder) -> tuple[str, ...]:
 
 def normal(enc: lvt.ChatEncoder, s: str) -> str:
     """The documented normalisation of a user's string, written out here: Gemma's decoder
-    turns U+2581 into a space, and so does Mistral 7B v0.3's SentencePiece decoder; Qwen's
+    turns U+2581 into a space (Gemma 4's entries run on Gemma 3's vocabulary), and so does
+    Mistral 7B v0.3's SentencePiece decoder; Qwen's
     tokenizer applies NFC (also QwQ's, which is Qwen3's vocabulary, and
     DeepSeek-R1-Distill-Qwen's, which is Qwen's vocabulary with DeepSeek's control tokens)."""
-    if enc.format_name in ("gemma3", "mistral-7b-v0.3"):
+    if enc.format_name in ("gemma3", "mistral-7b-v0.3", "gemma4", "gemma4-e4b", "otel-llm-e4b"):
         s = s.replace("\u2581", " ")
     if enc.format_name.startswith(("qwen", "qwq", "ornith", "deepseek-r1-distill")):
         s = unicodedata.normalize("NFC", s)

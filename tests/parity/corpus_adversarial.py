@@ -33,6 +33,8 @@ ADVERSARIAL_TOKENS: dict[str, tuple[str, ...]] = {
                     "<｜tool▁output▁begin｜>"),
     "gemma3": ("<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>", "<start_of_image>",
                "<pad>"),
+    "gemma4": ("<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>", "<|tool_call>",
+               '<|"|>', "<bos>"),
 }
 
 
@@ -109,6 +111,8 @@ def adversarial_scenarios(family: str, supports: frozenset[str]) -> list[Scenari
 
 
 def _slug(token: str) -> str:
+    if token.endswith("|>") and not token.startswith("<|"):  # Gemma 4's closing `<turn|>`
+        token = token[:-2] + "-close>"
     keep = "".join(ch if ch.isalnum() else "-" for ch in token.lower().replace("/", "-close-"))
     return "-".join(p for p in keep.split("-") if p) or "tok"
 

