@@ -11,9 +11,11 @@ downloads this goes through the ``--top`` rows of that index (default: all of th
   ``hash`` (byte for byte an entry's official template) or ``rendered`` (not the same text,
   but :func:`lvt.formats.detect.detect` found ids equal to the template's on every probe
   conversation), both confirmed by rendering the probes with a real vocabulary from
-  ``lvt.zoo`` that holds the template's control tokens; or "not covered", with the closest
-  entry and the first differing tokens (text-level, against the entries' official templates,
-  when no lvt vocabulary holds its control tokens: those need a new structure);
+  ``lvt.zoo`` that holds the template's control tokens (a covered row names the probes its
+  entry refuses with a typed error, such as the tool probes on Gemma 4 and Llama 3.0); or
+  "not covered", with the closest entry and the first differing tokens (text-level, against
+  the entries' official templates, when no lvt vocabulary holds its control tokens: those
+  need a new structure);
 * prints the covered share of the counted download mass (and, as the baseline from the same
   run, the share found by hash alone, which undercounts) and the top 30 text-chat templates,
   each covered or with the reason.
@@ -56,6 +58,7 @@ VOCABULARIES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("gpt-oss", ("<|channel|>",), ()),
     ("llama3.1", ("<|start_header_id|>",), ()),
     ("gemma3", ("<start_of_turn>",), ()),
+    ("gemma4-text", ("<|turn>",), ()),
     ("deepseek-r1", ("<｜Assistant｜>",), ()),  # noqa: RUF001
     ("mistral-v3", ("[INST] ",), ("[SYSTEM_PROMPT]",)),
     ("mistral", ("[INST]",), ()),
@@ -117,6 +120,14 @@ def render_texts(template: str, bos: str | None, eos: str | None) -> list[str | 
     return out
 
 
+def _probe_kind(k: int) -> str:
+    """What probe ``k`` holds that an entry may refuse: tools, reasoning, or neither."""
+    msgs, tools, _ = PROBES[k]
+    if tools:
+        return "tools"
+    return "reasoning" if any("reasoning_content" in m for m in msgs) else "text"
+
+
 def is_chat(texts: Sequence[str | None]) -> bool:
     """False when the template renders probe 1 but drops its user or assistant text."""
     t = texts[1]
@@ -163,9 +174,13 @@ class Renderer:
                         "detail": ("the template raises on every probe" if raised else
                                    f"closest {e.closest} ({e.equal} of {e.compared} probes "
                                    f"equal); first difference: {e.first_difference}")}
+            refused = [s.split(":")[0] for s in d.skipped if " refuses it " in s]
+            what = ", ".join(dict.fromkeys(_probe_kind(int(p.split()[1])) for p in refused))
+            why = (f"; {d.format} refuses {', '.join(refused)} ({what}: a typed error)"
+                   if refused else "")
             return {"entry": d.format, "vocab": vocab, "closest": d.format,
                     "first_difference": "", "by_hash": d.by_hash,
-                    "detail": f"{d.compared} probes equal on the {vocab} vocabulary"}
+                    "detail": f"{d.compared} probes equal on the {vocab} vocabulary{why}"}
         return self.text_level(text)
 
     def entry_texts(self) -> dict[str, list[str | None]]:

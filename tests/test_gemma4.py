@@ -1,4 +1,4 @@
-"""Gemma 4 (``gemma4``, ``gemma4-e4b``, ``otel-llm-e4b``): the Gemma 4 structure
+"""Gemma 4 (``gemma4``, ``gemma4-31b``, ``gemma4-e4b``, ``otel-llm-e4b``): the Gemma 4 structure
 (``lvt.families.gemma4``) against the templates themselves, through ``transformers``, on the
 text-level vocabulary ``gemma4-text`` (Gemma 3's pieces with Gemma 4's markers: no registry
 ships Gemma 4's tokenizer).
@@ -22,10 +22,13 @@ import lvt
 from lvt.runtime import wire
 from parity.templates import zoo_hf_tokenizer
 
-TEMPLATES = {"gemma4": "google-gemma-4-26B-A4B-it", "gemma4-e4b": "google-gemma-4-E4B-it",
+TEMPLATES = {"gemma4": "google-gemma-4-26B-A4B-it", "gemma4-31b": "google-gemma-4-31B-it",
+             "gemma4-e4b": "google-gemma-4-E4B-it",
              "otel-llm-e4b": "farbodtavakkoli-OTel-LLM-E4B-IT"}
-#: Templates no entry names that an entry reproduces (by rendering): DiffusionGemma is E4B's.
-SAME_AS = {"google-diffusiongemma-26B-A4B-it": "gemma4-e4b"}
+#: Templates no entry names that an entry reproduces (by rendering): DiffusionGemma is E4B's,
+#: 31B "interleaved" differs from 31B only in its tool declarations.
+SAME_AS = {"google-diffusiongemma-26B-A4B-it": "gemma4-e4b",
+           "google-gemma-4-31B-it-interleaved": "gemma4-31b"}
 
 _HF: dict[str, Any] = {}
 _ENC: dict[tuple[str, bool], lvt.ChatEncoder] = {}
@@ -127,6 +130,10 @@ def test_the_quirks_are_what_the_render_shows() -> None:
     dropped = _text("gemma4", "reasoning-history-dropped")
     assert "Add two" not in dropped and "<channel|>6<turn|>" in dropped
     assert "<|channel>" not in _text("otel-llm-e4b", "reasoning-last")
+    # 31B: "{%- if thinking_text and loop.index0 > ns_turn.last_user_idx and
+    # message.get('tool_calls') -%}", and 26B's empty channel in the non-thinking prompt
+    assert "<|channel>" not in _text("gemma4-31b", "reasoning-last")
+    assert _text("gemma4-31b", "no-system").endswith("<|turn>model\n<|channel>thought\n<channel|>")
 
 
 def test_control_text_stays_text_where_the_template_makes_control_tokens() -> None:

@@ -119,7 +119,8 @@ def normal(enc: lvt.ChatEncoder, s: str) -> str:
     Mistral 7B v0.3's SentencePiece decoder; Qwen's
     tokenizer applies NFC (also QwQ's, which is Qwen3's vocabulary, and
     DeepSeek-R1-Distill-Qwen's, which is Qwen's vocabulary with DeepSeek's control tokens)."""
-    if enc.format_name in ("gemma3", "mistral-7b-v0.3", "gemma4", "gemma4-e4b", "otel-llm-e4b"):
+    if enc.format_name in ("gemma3", "mistral-7b-v0.3", "gemma4", "gemma4-31b", "gemma4-e4b",
+                           "otel-llm-e4b"):
         s = s.replace("\u2581", " ")
     if enc.format_name.startswith(("qwen", "qwq", "ornith", "deepseek-r1-distill")):
         s = unicodedata.normalize("NFC", s)

@@ -355,11 +355,20 @@ _G4_DESC = ("(turns <|turn>ROLE ... <turn|>, <|think|> in the system turn with e
             "reasoning as a thought channel after the last user message; text-level: Gemma 3's "
             "vocabulary with Gemma 4's markers; tools refused: its tool syntax is not built yet)")
 _register(FormatSpec(
-    "gemma4", "gemma4", "Gemma 4 26B-A4B and 31B, exactly the template; the non-thinking "
-    "prompt writes an empty thought channel " + _G4_DESC, "google-gemma-4-26B-A4B-it", _G4_EXT,
+    "gemma4", "gemma4", "Gemma 4 26B-A4B, exactly the template; the non-thinking prompt "
+    "writes an empty thought channel " + _G4_DESC, "google-gemma-4-26B-A4B-it", _G4_EXT,
     {"enable_thinking": False}, {"empty_thought": True, "tools": False},
     aliases=("gemma-4-26b-a4b", "gemma-4"), lawful=_G4_LAWFUL, tokenizer="gemma4-text",
     corpus="gemma4"))
+_register(FormatSpec(
+    "gemma4-31b", "gemma4", "Gemma 4 31B, exactly the template; as 26B-A4B but reasoning is "
+    "written only next to tool calls, so never without tools (its <|channel> block is gated "
+    "by message.get('tool_calls')) " + _G4_DESC, "google-gemma-4-31B-it",
+    "tested, not proven: a render with the generation prompt is a prefix of an extension by "
+    "one assistant turn when the prompt's opening is the turn's (thinking on, or a sampled "
+    "turn); no reasoning is written", {"enable_thinking": False},
+    {"empty_thought": True, "history_reasoning": False, "tools": False},
+    aliases=("gemma-4-31b",), lawful=_G4_LAWFUL, tokenizer="gemma4-text", corpus="gemma4"))
 _register(FormatSpec(
     "gemma4-e4b", "gemma4", "Gemma 4 E4B / E2B and DiffusionGemma, exactly the template; the "
     "prompt is <|turn>model alone " + _G4_DESC, "google-gemma-4-E4B-it", _G4_EXT,

@@ -122,7 +122,8 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         "tokenizer); the 41 benign and 6 adversarial conversations outside are those with "
         "tools, which lvt refuses with a typed error: lvt's Gemma 4 structure has no tool "
         "syntax yet, while the template writes tool declarations, calls and results")
-        for n, k in (("gemma4", 21), ("gemma4-e4b", 21), ("otel-llm-e4b", 19))},
+        for n, k in (("gemma4", 21), ("gemma4-31b", 19), ("gemma4-e4b", 21),
+                     ("otel-llm-e4b", 19))},
     "qwen3.6": _XML_PARITY,
     "qwen3.5": _XML_PARITY,
     "ornith-1.0": _XML_PARITY,
