@@ -56,6 +56,8 @@ from lvt.formats.detect import PROBES, UnknownTemplateError, _entry_digest, dete
 #: v7+ templates write one; Nemo's tekken template writes "[INST]" with no space).
 VOCABULARIES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("gpt-oss", ("<|channel|>",), ()),
+    ("phi3-text", ("<|end|>", "<|assistant|>"), ()),  # text-level (lvt.zoo.textlevel)
+    ("phi4-text", ("<|im_sep|>",), ()),
     ("llama3.1", ("<|start_header_id|>",), ()),
     ("gemma3", ("<start_of_turn>",), ()),
     ("gemma4-text", ("<|turn>",), ()),

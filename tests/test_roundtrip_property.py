@@ -120,7 +120,7 @@ def normal(enc: lvt.ChatEncoder, s: str) -> str:
     tokenizer applies NFC (also QwQ's, which is Qwen3's vocabulary, and
     DeepSeek-R1-Distill-Qwen's, which is Qwen's vocabulary with DeepSeek's control tokens)."""
     if enc.format_name in ("gemma3", "mistral-7b-v0.3", "gemma4", "gemma4-31b", "gemma4-e4b",
-                           "otel-llm-e4b"):
+                           "otel-llm-e4b", "phi3", "talkie"):
         s = s.replace("\u2581", " ")
     if enc.format_name.startswith(("qwen", "qwq", "ornith", "deepseek-r1-distill")):
         s = unicodedata.normalize("NFC", s)

@@ -27,7 +27,8 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(),
                                 reason="needs /proc to find the worker processes")
 
 WORDS = ("alpha", "beta", "gamma", "Oslo", "weather", "42", "tool", "é", "日本", "delta")
-N_LINES = 30000  # minutes of work on one core: every run below is stopped long before its end
+N_LINES = 150000  # about a minute of work on one core (30000 took 9 s in December 2026): every
+# run below is stopped long before its end, even when the machine is loaded
 START_WAIT = 120.0  # the run starting (interpreter, tokenizer) on a loaded machine
 EXIT_WAIT = 60.0
 

@@ -39,8 +39,10 @@ def renderers(parity_cache: Path) -> Any:
             from lvt import zoo as lvt_zoo
 
             tok = lvt_zoo.load_tokenizer(zoo) if zoo is not None else None
+            specials = lvt_zoo.special_tokens(zoo) if zoo is not None else None
             built[family, template, zoo] = TemplateRenderer(
-                family, cache_dir=parity_cache, template=template, tokenizer=tok)
+                family, cache_dir=parity_cache, template=template, tokenizer=tok,
+                specials=specials)
         return built[family, template, zoo]
 
     return get

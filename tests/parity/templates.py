@@ -288,7 +288,7 @@ class TemplateRenderer:
 
     def __init__(
         self, family: str, *, cache_dir: Path | None = None, tokenizer: Any | None = None,
-        template: str | None = None,
+        template: str | None = None, specials: dict[str, str] | None = None,
     ) -> None:
         from tokenizers import Tokenizer
         from transformers import PreTrainedTokenizerFast
@@ -320,6 +320,10 @@ class TemplateRenderer:
             for name, s in (("bos_token", self.spec.bos), ("eos_token", self.spec.eos))
             if s is not None and backend.token_to_id(s) is not None
         }
+        # a model of another vocabulary (a zoo tokenizer): its own strings where the family's
+        # are not in it (Phi-3's "<|endoftext|>" on a Qwen-structure corpus)
+        kw = {**{k: s for k, s in (specials or {}).items()
+                 if backend.token_to_id(s) is not None}, **kw}
         self.hf = PreTrainedTokenizerFast(
             tokenizer_object=backend, chat_template=self.template, **kw
         )

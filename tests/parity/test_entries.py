@@ -37,7 +37,7 @@ ENTRIES = {n: lvt.FORMATS[n].corpus
                      "llama3.2", "deepseek-r1-distill-qwen", "smollm2", "ministral-3-3b",
                      "ministral-3-8b", "ministral-3-14b", "devstral-small-2", "devstral-2",
                      "mistral-small-3.1", "mistral-small-3", "qwq", "llama3.0", "gemma4",
-                     "gemma4-31b", "gemma4-e4b", "otel-llm-e4b")}
+                     "gemma4-31b", "gemma4-e4b", "otel-llm-e4b", "phi3", "phi4", "talkie")}
 #: The Qwen3.5-structure entries: measured against their own templates on the same corpus by
 #: tests/test_formats_registry.py (their recorded parity figures), and on what the corpus
 #: lacks (XML argument values, content parts, options) by tests/parity/test_qwen_xml.py and,
@@ -157,6 +157,19 @@ def test_entries_without_tools_are_compared_on_most_of_the_corpus() -> None:
         assert len(plain) >= 60 and len(plain) >= len(cases) // 2, (fmt, len(plain))
 
 
+#: Vocabularies whose normaliser writes "▁" before every run of text (Llama-style
+#: SentencePiece): a control token the template forges from text starts one more run, so one
+#: more "▁", decoded as a space after the token (and a spelled token that stays text does
+#: not), so the two texts agree up to spaces there.
+_PREPEND_RUNS = {"phi3-text"}
+
+
+def _runs(spec: Any, text: str) -> str:
+    """``text`` without its spaces on the vocabularies of :data:`_PREPEND_RUNS` (the text
+    itself on the others)."""
+    return text.replace(" ", "") if spec.tokenizer in _PREPEND_RUNS else text
+
+
 @pytest.mark.parametrize(("fmt", "case"), _cases("adversarial"))
 def test_entry_keeps_control_text_as_text(renderers: Any, fmt: str, case: Any) -> None:
     spec = lvt.FORMATS[fmt]
@@ -171,7 +184,7 @@ def test_entry_keeps_control_text_as_text(renderers: Any, fmt: str, case: Any) -
     want = r.render(_as_rendered(fmt, case))
     if ids != want:  # the template made control ids of the spelled text: same text
         # (or it split a history answer at the spelled '</think>': Qwen3 exact, QwQ)
-        assert r.decode(ids) == r.decode(want) or (
+        assert _runs(spec, r.decode(ids)) == _runs(spec, r.decode(want)) or (
             spec.params.get("mode", spec.params.get("loop")) in ("exact", "qwq") and any(
                 m.get("role") == "assistant" and "</think>" in str(m.get("content"))
                 for m in case.messages))

@@ -86,6 +86,7 @@ FAMILY_SPECIALS: dict[str, tuple[str | None, str | None]] = {
     "deepseek": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),  # noqa: RUF001
     "gemma": ("<bos>", "<end_of_turn>"),
     "gemma4": ("<bos>", "<turn|>"),  # the templates write no eos_token; <turn|> ends a turn
+    "tagged": (None, "<|endoftext|>"),  # Phi-3's eos_token (Phi-4's template writes none)
     "mistral": ("<s>", "</s>"),
     "harmony": ("<|startoftext|>", "<|return|>"),
 }

@@ -11,6 +11,8 @@
 * :mod:`lvt.families.gemma` (``Verified/Spec/Gemma.lean``): Gemma 3.
 * :mod:`lvt.families.gemma4`: Gemma 4 (turns, the thinking switch, the thought channel; no
   tool syntax yet; Python only).
+* :mod:`lvt.families.tagged`: tagged turns, an entry's header and footer as data (Phi-3,
+  Phi-4; no tools, no reasoning; Python only).
 * :mod:`lvt.families.deepseek` (``Verified/Spec/DeepSeek.lean``): DeepSeek-R1 exact and stable.
 * :mod:`lvt.families.harmony` (``Verified/Spec/Harmony.lean``): gpt-oss exact and stable.
 * :mod:`lvt.families.mistral` (``Verified/Spec/Mistral.lean``): Mistral tekken v7, v11, v13;
@@ -30,7 +32,17 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from lvt.families import deepseek, gemma, gemma4, harmony, llama, mistral, mistral_v3, qwen
+from lvt.families import (
+    deepseek,
+    gemma,
+    gemma4,
+    harmony,
+    llama,
+    mistral,
+    mistral_v3,
+    qwen,
+    tagged,
+)
 from lvt.model import (
     Block,
     Conversation,
@@ -242,7 +254,7 @@ def unlower(family: Any, q: Any) -> Conversation:
     the form the template shows them (trimmed, defaults explicit, tool results unquoted)."""
     msgs: list[Message] = []
     tools: list[Any] | None = None
-    if isinstance(family, gemma4.Gemma4):
+    if isinstance(family, gemma4.Gemma4 | tagged.Tagged):
         return Conversation(family.to_messages(q), q.prompt is not None, None)
     if isinstance(family, deepseek.DeepSeek):
         # the hoisted system text as one leading system message
@@ -361,6 +373,9 @@ def parse_completion(family: Any, codec: Any, reserved: frozenset[int], ids: Seq
     if isinstance(family, mistral.Mistral):
         r = family.assistant_syms(core.merge_text([*body, family.ids.eos]))
         return None if r is None else list(_mistral_turn(r)[0].blocks)
+    if isinstance(family, tagged.Tagged):
+        p = family.assistant_body(core.merge_text(body))
+        return None if p is None else list(tagged.plain(p))
     if isinstance(family, gemma4.Gemma4):
         # the prompt's empty thought channel (26B, thinking off) is the prompt's, not the turn's
         opened = core.syms(family.prompt_items(0))[2:]

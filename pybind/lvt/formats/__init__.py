@@ -383,6 +383,38 @@ _register(FormatSpec(
     {"empty_thought": False, "history_reasoning": False, "tools": False},
     lawful=_G4_LAWFUL, tokenizer="gemma4-text", corpus="gemma4"))
 
+# -- the tagged-turns structure (lvt.families.tagged; Phi-3, Phi-4; tested, not proven) ------
+_TAGGED_LAWFUL = ("not proven: no Lean definition states the tagged-turns structure yet; round "
+                  "trip, masks and no-forgery are tested by tests/test_tagged.py and "
+                  "tests/test_roundtrip_property.py")
+_TAGGED_EXT = ("tested, not proven: a render with the generation prompt is a prefix of its "
+               "extension by one assistant turn")
+_TAGGED_DESC = ("every message one turn, content verbatim; text-level: the model's control "
+                "tokens at its ids on a registry vocabulary; tools and reasoning refused: the "
+                "template never writes them")
+_register(FormatSpec(
+    "phi3", "tagged", "Phi-3 / Phi-3.5 mini and Phi-tiny-MoE ('<|' + role + '|>\\n' + content "
+    "+ '<|end|>\\n', the prompt '<|assistant|>\\n', eos_token after a render without it; "
+    + _TAGGED_DESC + ")", "microsoft-Phi-3-mini-4k-instruct", _TAGGED_EXT, {},
+    {"header": ("<|{role}|>", "\n"), "footer": ("<|end|>", "\n"),
+     "roles": ("system", "user", "assistant"), "eos": "<|endoftext|>", "tools": False},
+    aliases=("phi-3", "phi-3-mini", "phi-tiny-moe"), lawful=_TAGGED_LAWFUL,
+    tokenizer="phi3-text", corpus="qwen2.5"))
+_register(FormatSpec(
+    "phi4", "tagged", "Phi-4 ('<|im_start|>' + role + '<|im_sep|>' + content + '<|im_end|>', "
+    "the prompt '<|im_start|>assistant<|im_sep|>'; " + _TAGGED_DESC + ")", "microsoft-phi-4",
+    _TAGGED_EXT, {},
+    {"header": ("<|im_start|>", "{role}", "<|im_sep|>"), "footer": ("<|im_end|>",),
+     "roles": ("system", "user", "assistant"), "eos": None, "tools": False},
+    aliases=("phi-4",), lawful=_TAGGED_LAWFUL, tokenizer="phi4-text", corpus="qwen2.5"))
+_register(FormatSpec(
+    "talkie", "tagged", "talkie-1930-13b-it (Phi-3's tags without newlines: '<|' + role + '|>' "
+    "+ content + '<|end|>', the prompt '<|assistant|>', nothing after the last turn; "
+    + _TAGGED_DESC + ")", "lewtun-talkie-1930-13b-it-hf", _TAGGED_EXT, {},
+    {"header": ("<|{role}|>",), "footer": ("<|end|>",),
+     "roles": ("system", "user", "assistant"), "eos": None, "tools": False},
+    lawful=_TAGGED_LAWFUL, tokenizer="phi3-text", corpus="qwen2.5"))
+
 # -- Gemma 3, DeepSeek-R1, Mistral tekken, gpt-oss ------------------------------------------
 _register(FormatSpec(
     "gemma3", "gemma", "Gemma 3 (system text folded into the first user turn, user/model turns)",

@@ -124,6 +124,14 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         "syntax yet, while the template writes tool declarations, calls and results")
         for n, k in (("gemma4", 21), ("gemma4-31b", 19), ("gemma4-e4b", 21),
                      ("otel-llm-e4b", 19))},
+    **{n: (
+        f"benign 91/127 identical, {a} differ only in allowed ways, {b} outside them; "
+        f"adversarial 19/25 within the allowed differences; causes: control_token_text {k}; "
+        "note: text-level (the model's control tokens on a registry vocabulary: no registry "
+        f"ships its tokenizer); the {b} benign and 6 adversarial conversations outside are "
+        "those with tools, which lvt refuses with a typed error: the template never reads "
+        "tools nor tool calls, so its render would drop them")
+        for n, a, b, k in (("phi3", 1, 35, 3), ("phi4", 1, 35, 11), ("talkie", 0, 36, 3))},
     "qwen3.6": _XML_PARITY,
     "qwen3.5": _XML_PARITY,
     "ornith-1.0": _XML_PARITY,

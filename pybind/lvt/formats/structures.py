@@ -28,6 +28,7 @@ from lvt.families.qwen import Qwen, QwenIds
 from lvt.families.qwen_coder import QwenCoder
 from lvt.families.qwen_template import QwQ
 from lvt.families.qwen_xml import QwenXml
+from lvt.families.tagged import Sym, Tagged
 from lvt.formats.prompts import DATE
 from lvt.runtime.codec import as_tokenizer
 
@@ -149,6 +150,29 @@ def _gemma4(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> G
     ids = [_need(added, fmt, n) for n in GEMMA4_NAMES]
     return Gemma4(Gemma4Ids(*ids, extra=_extra(added, set(ids), GEMMA4_MARKUP)),
                   o["enable_thinking"], p["empty_thought"], p.get("history_reasoning", True))
+
+
+def _tagged_part(added: Mapping[str, tuple[int, bool]], fmt: str, part: str) -> Sym:
+    """A part of a tagged entry: ``<|…|>`` names a control token the vocabulary must have,
+    anything else is literal text."""
+    if part.startswith("<|") and part.endswith("|>"):
+        return _need(added, fmt, part)
+    return part
+
+
+def _tagged(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Tagged:
+    """Params: ``header`` and ``footer`` (parts, ``{role}`` replaced by the role), ``roles``
+    (those the template writes), ``eos`` (``eos_token``'s name when the render without a
+    generation prompt ends in it, else ``None``)."""
+    added = _added(tok)
+    headers = {r: tuple(_tagged_part(added, fmt, x.replace("{role}", r)) for x in p["header"])
+               for r in p["roles"]}
+    footer = tuple(_tagged_part(added, fmt, x) for x in p["footer"])
+    eos = _need(added, fmt, p["eos"]) if p.get("eos") else None
+    known = {x for h in (*headers.values(), footer) for x in h if isinstance(x, int)}
+    if eos is not None:
+        known.add(eos)
+    return Tagged(headers, footer, eos, (*sorted(known), *_extra(added, known, ())))
 
 
 #: Mistral's control tokens, in ``MistralIds`` order (tekken names; every tekken file has them,
@@ -297,6 +321,7 @@ STRUCTURES: dict[str, Callable[[Any, str, Mapping[str, Any], Mapping[str, Any]],
     "llama": _llama,
     "gemma": _gemma,
     "gemma4": _gemma4,
+    "tagged": _tagged,
     "deepseek": _deepseek,
     "mistral": _mistral_entry,
     "harmony": _harmony_entry,

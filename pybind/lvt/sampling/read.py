@@ -14,7 +14,7 @@ import numpy as np
 
 from lvt import families
 from lvt.errors import ArgumentError, LvtError
-from lvt.families import deepseek, gemma, gemma4, harmony, llama, mistral, qwen
+from lvt.families import deepseek, gemma, gemma4, harmony, llama, mistral, qwen, tagged
 from lvt.model import Conversation, Message, Reasoning, Role, ToolCall, check_token_ids
 from lvt.runtime.codec import as_tokenizer
 from lvt.sampling.completion import Completion, Problem, ReadCall, Termination, call_id
@@ -54,6 +54,9 @@ def _stops(fam: Any, names: Mapping[str, int]) -> tuple[tuple[int, ...], tuple[i
     elif isinstance(fam, harmony.Harmony):  # '<|return|>' ends the turn, '<|call|>' a call
         own = [fam.ids.ret, fam.ids.call]
         every = own
+    elif isinstance(fam, tagged.Tagged):  # the footer's token ('<|end|>', '<|im_end|>')
+        own = [fam.footer[0]]  # type: ignore[list-item]
+        every = own + ([fam.eos] if fam.eos is not None else [])
     elif isinstance(fam, gemma4.Gemma4):  # '<turn|>'; generation_config adds '<eos>'
         own = [fam.ids.turn_end]
         every = own + named("<eos>")

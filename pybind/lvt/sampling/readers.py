@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lvt.families import deepseek, gemma, gemma4, harmony, llama, mistral, qwen
+from lvt.families import deepseek, gemma, gemma4, harmony, llama, mistral, qwen, tagged
 from lvt.sampling.completion import Problem
 from lvt.sampling.segments import (
     Reading,
@@ -383,8 +383,9 @@ def read_mistral(fam: mistral.Mistral, names: Mapping[str, int], segs: list[Seg]
 
 
 def read_text(fam: Any, names: Mapping[str, int], segs: list[Seg], tools: Any) -> Reading:
-    """Text only: formats with no tools and no reasoning (Gemma 3; Llama 3, whose template has
-    no call syntax, so a JSON answer stays an answer)."""
+    """Text only: formats with no tools and no reasoning (Gemma 3; the tagged turns of Phi-3
+    and Phi-4; Llama 3, whose template has no call syntax, so a JSON answer stays an
+    answer)."""
     r = Reading()
     r.content = join(segs, r.problems, "the turn")
     return r
@@ -410,7 +411,8 @@ def reader_for(fam: Any) -> Reader:
     """The lenient reader of a family instance."""
     for cls, fn in ((gemma4.Gemma4, read_gemma4), (qwen.Qwen, read_qwen), (llama.Llama, read_llama),
                     (deepseek.DeepSeek, read_deepseek), (harmony.Harmony, read_harmony),
-                    (mistral.Mistral, read_mistral), (gemma.Gemma, read_text)):
+                    (mistral.Mistral, read_mistral), (gemma.Gemma, read_text),
+                    (tagged.Tagged, read_text)):
         if isinstance(fam, cls):
             return fn  # type: ignore[return-value]
     raise TypeError(f"no completion reader for {type(fam).__name__}")

