@@ -58,6 +58,7 @@ VOCABULARIES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("gpt-oss", ("<|channel|>",), ()),
     ("phi3-text", ("<|end|>", "<|assistant|>"), ()),  # text-level (lvt.zoo.textlevel)
     ("phi4-text", ("<|im_sep|>",), ()),
+    ("kimi-text", ("<|im_middle|>",), ()),
     ("llama3.1", ("<|start_header_id|>",), ()),
     ("gemma3", ("<start_of_turn>",), ()),
     ("gemma4-text", ("<|turn>",), ()),

@@ -1,7 +1,8 @@
-"""Tagged turns (``phi3``, ``phi4``, ``talkie``): the structure (``lvt.families.tagged``) whose
-entries are data (a header, a footer, the roles, an end token) against the templates
-themselves, through ``transformers``, on the text-level vocabularies ``phi3-text`` and
-``phi4-text`` (the models' control tokens at their ids on a registry vocabulary).
+"""Tagged turns (``phi3``, ``phi4``, ``talkie``, ``kimi-k2.5``, ``kimi-k2.7-code``): the
+structure (``lvt.families.tagged``) whose entries are data (a header, a footer, the roles, an
+end token, a think block) against the templates themselves, through ``transformers``, on the
+text-level vocabularies ``phi3-text``, ``phi4-text`` and ``kimi-text`` (the models' control
+tokens on a registry vocabulary).
 
 The parity corpus (``tests/parity/test_entries.py``, the registry's figures) covers the common
 conversations; here, one case per construct, each against each template: a system message
@@ -25,14 +26,18 @@ from parity.templates import zoo_hf_tokenizer
 #: entry -> (its zoo vocabulary, its template)
 ENTRIES = {"phi3": ("phi3-text", "microsoft-Phi-3-mini-4k-instruct"),
            "phi4": ("phi4-text", "microsoft-phi-4"),
-           "talkie": ("phi3-text", "lewtun-talkie-1930-13b-it-hf")}
+           "talkie": ("phi3-text", "lewtun-talkie-1930-13b-it-hf"),
+           "kimi-k2.5": ("kimi-text", "moonshotai-Kimi-K2.5"),
+           "kimi-k2.7-code": ("kimi-text", "moonshotai-Kimi-K2.7-Code")}
+#: The entries with a think block on every assistant turn.
+KIMI = ("kimi-k2.5", "kimi-k2.7-code")
 #: Templates no entry names that an entry reproduces (by rendering): Phi-tiny-MoE writes
 #: ``'<|' + message['role'] + '|>'`` for every role, Phi-3's chain for three.
 SAME_AS = {"microsoft-Phi-tiny-MoE-instruct": "phi3", "microsoft-Phi-3.5-mini-instruct": "phi3",
-           "microsoft-Phi-3-small-8k-instruct": "phi3"}
+           "microsoft-Phi-3-small-8k-instruct": "phi3", "moonshotai-Kimi-K2.6": "kimi-k2.5"}
 
 _HF: dict[tuple[str, str], Any] = {}
-_ENC: dict[str, lvt.ChatEncoder] = {}
+_ENC: dict[tuple[str, bool | None], lvt.ChatEncoder] = {}
 
 
 def _hf(vocab: str, template: str) -> Any:
@@ -41,17 +46,18 @@ def _hf(vocab: str, template: str) -> Any:
     return _HF[vocab, template]
 
 
-def _enc(fmt: str) -> lvt.ChatEncoder:
-    if fmt not in _ENC:
-        _ENC[fmt] = lvt.ChatEncoder.from_tokenizer(ENTRIES[fmt][0], fmt)
-    return _ENC[fmt]
+def _enc(fmt: str, thinking: bool | None = None) -> lvt.ChatEncoder:
+    if (fmt, thinking) not in _ENC:
+        opts = {} if thinking is None else {"thinking": thinking}
+        _ENC[fmt, thinking] = lvt.ChatEncoder.from_tokenizer(ENTRIES[fmt][0], fmt, **opts)
+    return _ENC[fmt, thinking]
 
 
 def _template(fmt: str, messages: list[dict[str, Any]], prompt: bool,
-              template: str | None = None) -> list[int]:
+              template: str | None = None, **kwargs: Any) -> list[int]:
     vocab, own = ENTRIES[fmt]
     return list(_hf(vocab, template or own).apply_chat_template(
-        messages, tokenize=True, add_generation_prompt=prompt, return_dict=False))
+        messages, tokenize=True, add_generation_prompt=prompt, return_dict=False, **kwargs))
 
 
 CASES: dict[str, tuple[list[dict[str, Any]], bool]] = {
@@ -75,7 +81,7 @@ CASES: dict[str, tuple[list[dict[str, Any]], bool]] = {
         [{"role": "user", "content": "Zürich → 東京 🚄? ```py\nprint('x')\n```"},
          {"role": "assistant", "content": "Über 9000 km. مرحبا"}], False),
     "spelled-markup": (  # markup of other formats, and this one's written as plain text
-        [{"role": "user", "content": "<|im_start|>user\n[INST] <|user|> <|end|>"},
+        [{"role": "user", "content": "<|im_start|>user\n[INST] <|user|> <|end|><|im_end|><think>"},
          {"role": "assistant", "content": "<|assistant|><|im_sep|>"}], False),
 }
 
@@ -124,6 +130,11 @@ def test_what_each_entry_writes() -> None:
     assert _text("talkie", "one-question") == "<|user|> What is 2+2?<|end|><|assistant|>"
     assert "<|assistant|> \n\n\nline one\n  line two  \n<|end|>" in _text(
         "phi3", "verbatim-whitespace")
+    assert _text("kimi-k2.5", "system-first") == (
+        "<|im_system|>system<|im_middle|>Be exact.<|im_end|><|im_user|>user<|im_middle|>Hi"
+        "<|im_end|><|im_assistant|>assistant<|im_middle|><think></think>Hello.<|im_end|>")
+    assert _text("kimi-k2.5", "one-question").endswith(
+        "<|im_assistant|>assistant<|im_middle|><think>")
 
 
 @pytest.mark.parametrize("fmt", sorted(ENTRIES))
@@ -138,7 +149,7 @@ def test_control_text_stays_text(fmt: str) -> None:
     want = _template(fmt, messages, prompt)
     reserved = set(enc.family.reserved)
     # two turns' headers and end tokens (Phi-4's header is two of them, Phi-3 adds its eos)
-    own = {"phi3": 5, "phi4": 6, "talkie": 4}[fmt]
+    own = {"phi3": 5, "phi4": 6, "talkie": 4, "kimi-k2.5": 8, "kimi-k2.7-code": 8}[fmt]
     assert sum(t in reserved for t in want) > sum(t in reserved for t in got) == own
     back = enc.parse(got)
     assert [m.blocks[0].payload.text for m in back.messages] == [m["content"] for m in messages]
@@ -167,6 +178,10 @@ _CALL = {"id": "c1", "type": "function", "function": {"name": "w", "arguments": 
 @pytest.mark.parametrize("fmt", sorted(ENTRIES))
 def test_what_the_template_drops_is_refused(fmt: str, messages: Any, tools: Any, why: str,
                                             at: int | None) -> None:
+    if fmt in KIMI and "reasoning" in why:  # Kimi writes a think block: tested below
+        assert _enc(fmt).encode_openai(messages, tools, True).ids.tolist() == _template(
+            fmt, messages, True)
+        return
     with pytest.raises(lvt.ConversationError, match=why) as e:
         _enc(fmt).encode_openai(messages, tools, True)
     assert e.value.message_index == at
@@ -208,8 +223,9 @@ def test_masks_learn_the_assistant_turns_exactly(fmt: str) -> None:
     hf = _hf(*ENTRIES[fmt])
     out = enc.encode_openai(CASES["same-role-twice"][0][:3])
     learned = [t for t, m in zip(out.ids.tolist(), out.mask.tolist(), strict=True) if m]
-    end = {"phi3": "<|end|>", "phi4": "<|im_end|>", "talkie": "<|end|>"}[fmt]
-    assert hf.decode(learned) == "A" + end
+    end = {"phi3": "<|end|>", "phi4": "<|im_end|>", "talkie": "<|end|>"}.get(fmt, "<|im_end|>")
+    # Kimi: the prompt writes '<think>'; what follows it is the model's
+    assert hf.decode(learned) == ("</think>" if fmt in KIMI else "") + "A" + end
     assert enc.tokenizer.token_to_id(end) == learned[-1]
 
 
@@ -222,7 +238,8 @@ def test_sampled_turn_follows_the_prompt(fmt: str) -> None:
     tok = enc.tokenizer
     user = [{"role": "user", "content": "2+2?"}]
     prompt = enc.encode_openai(user, add_generation_prompt=True).ids.tolist()
-    sampled = tok.encode("The answer is 4.", add_special_tokens=False).ids
+    text = ("Add.</think>" if fmt in KIMI else "") + "The answer is 4."
+    sampled = tok.encode(text, add_special_tokens=False).ids
     conv = lvt.Conversation([lvt.Message(lvt.Role.USER, (lvt.Plain(lvt.Text("2+2?")),)),
                              lvt.Message(lvt.Role.ASSISTANT, (lvt.Sampled(tuple(sampled)),))])
     out = enc.encode(conv)
@@ -233,17 +250,63 @@ def test_sampled_turn_follows_the_prompt(fmt: str) -> None:
     assert out.mask.tolist()[:len(prompt)] == [0] * len(prompt)
     assert all(out.mask.tolist()[len(prompt):len(prompt) + len(sampled) + 1])
     assert not any(out.mask.tolist()[len(prompt) + len(sampled) + 1:])
-    assert enc.parse_completion([*sampled, end]) == [lvt.Plain(lvt.Text(tok.decode(sampled)))]
+    think = [lvt.Reasoning(lvt.Text("Add."))] if fmt in KIMI else []
+    assert enc.parse_completion([*sampled, end]) == [*think,
+                                                     lvt.Plain(lvt.Text("The answer is 4."))]
     c = enc.read_completion([*sampled, end])
-    assert c.content == tok.decode(sampled) and c.termination.reason == "stop"
-    back = enc.parse(ids)
-    assert enc.encode(back).ids.tolist() == ids
+    assert c.content == "The answer is 4." and c.termination.reason == "stop"
+    assert c.reasoning == ("Add." if fmt in KIMI else None)
+    # Phi-3: the render writes "▁" before the answer; K2.5: the render drops the reasoning
+    assert c.canonical == (fmt not in ("phi3", "kimi-k2.5"))
+    if fmt == "kimi-k2.5":  # a kept reasoning is in no text conversation's render
+        with pytest.raises(lvt.ParseError):
+            enc.parse(ids)
+    else:
+        back = enc.parse(ids)
+        assert enc.encode(back).ids.tolist() == ids
+
+
+KIMI_CASES: dict[str, tuple[list[dict[str, Any]], bool]] = {
+    "reasoning-last": (
+        [{"role": "user", "content": "Why?"},
+         {"role": "assistant", "content": "Because.", "reasoning_content": "think\nhard"}],
+        False),
+    "reasoning-history": (
+        [{"role": "user", "content": "2+2?"},
+         {"role": "assistant", "content": "4", "reasoning_content": "Add two and two."},
+         {"role": "user", "content": "And 3+3?"}], True),
+    "no-reasoning": (
+        [{"role": "system", "content": "Terse."}, {"role": "user", "content": "Hi"},
+         {"role": "assistant", "content": "Hello."}], False),
+}
+
+
+@pytest.mark.parametrize("thinking", [None, True, False])
+@pytest.mark.parametrize("name", sorted(KIMI_CASES))
+@pytest.mark.parametrize("fmt", KIMI)
+def test_kimi_think_block_equals_the_template(fmt: str, name: str, thinking: bool | None
+                                              ) -> None:
+    """K2.5 drops the reasoning of every assistant turn (all are in ``hist_msgs`` without
+    tools) and writes ``<think></think>``; K2.7-Code keeps it; K2.5's prompt writes
+    ``<think></think>`` with ``thinking=False``, K2.7-Code's never reads the option."""
+    messages, prompt = KIMI_CASES[name]
+    if fmt == "kimi-k2.7-code" and thinking is not None:
+        with pytest.raises(lvt.LvtError, match="thinking"):
+            _enc(fmt, thinking)
+        return
+    kw = {} if thinking is None else {"thinking": thinking}
+    got = _enc(fmt, thinking).encode_openai(messages, None, prompt).ids.tolist()
+    assert got == _template(fmt, messages, prompt, **kw)
+    text = _hf(*ENTRIES[fmt]).decode(got)
+    kept = "<think>think\nhard</think>Because." in text or "<think>Add two" in text
+    assert kept == (fmt == "kimi-k2.7-code" and name != "no-reasoning")
 
 
 def test_stop_ids_are_the_footer_token_then_the_end_of_text() -> None:
     assert _enc("phi3").stop_ids == tuple(_enc("phi3").tokenizer.token_to_id(s)
                                           for s in ("<|end|>", "<|endoftext|>"))
     assert _enc("phi4").stop_ids == (_enc("phi4").tokenizer.token_to_id("<|im_end|>"),)
+    assert _enc("kimi-k2.5").stop_ids == (_enc("kimi-k2.5").tokenizer.token_to_id("<|im_end|>"),)
 
 
 def test_detected_from_the_tokenizer() -> None:

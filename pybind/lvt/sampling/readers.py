@@ -383,11 +383,21 @@ def read_mistral(fam: mistral.Mistral, names: Mapping[str, int], segs: list[Seg]
 
 
 def read_text(fam: Any, names: Mapping[str, int], segs: list[Seg], tools: Any) -> Reading:
-    """Text only: formats with no tools and no reasoning (Gemma 3; the tagged turns of Phi-3
-    and Phi-4; Llama 3, whose template has no call syntax, so a JSON answer stays an
-    answer)."""
+    """Text only: formats with no tools and no reasoning (Gemma 3; Llama 3, whose template has
+    no call syntax, so a JSON answer stays an answer)."""
     r = Reading()
     r.content = join(segs, r.problems, "the turn")
+    return r
+
+
+def read_tagged(fam: tagged.Tagged, names: Mapping[str, int], segs: list[Seg], tools: Any
+                ) -> Reading:
+    """Tagged turns: the think block where the entry writes one (opened by the prompt when
+    the prompt writes ``<think>`` alone), then the content as sampled (these templates write
+    content verbatim)."""
+    r = Reading()
+    r.reasoning, rest = split_think(segs, fam.think, fam.prompt_think == 1, r.problems)
+    r.content = join(rest, r.problems, "the turn")
     return r
 
 
@@ -412,7 +422,7 @@ def reader_for(fam: Any) -> Reader:
     for cls, fn in ((gemma4.Gemma4, read_gemma4), (qwen.Qwen, read_qwen), (llama.Llama, read_llama),
                     (deepseek.DeepSeek, read_deepseek), (harmony.Harmony, read_harmony),
                     (mistral.Mistral, read_mistral), (gemma.Gemma, read_text),
-                    (tagged.Tagged, read_text)):
+                    (tagged.Tagged, read_tagged)):
         if isinstance(fam, cls):
             return fn  # type: ignore[return-value]
     raise TypeError(f"no completion reader for {type(fam).__name__}")

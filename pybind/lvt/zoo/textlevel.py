@@ -8,6 +8,10 @@ vocabulary that a registry ships, where no registry ships the model's own tokeni
   (Mistral 7B v0.1's, the same kind as the Llama 2 vocabulary Phi-3 mini extends: byte
   fallback, ``▁`` prepended to every run of text, no registry ships Llama 2's own). Template:
   ``microsoft-Phi-3-mini-4k-instruct``.
+* ``"kimi-text"``: Kimi K2.x's markers (``<|im_user|>``, ``<|im_assistant|>``,
+  ``<|im_system|>``, ``<|im_middle|>``, ``<|im_end|>``, ``<think>``, ``</think>``, the tool-call
+  section tokens, ``<|media_begin|>``) on ``cl100k_base``, at ids of their own (not Kimi's: its
+  tiktoken vocabulary is not on a registry either). Template: ``moonshotai-Kimi-K2.5``.
 * ``"phi4-text"``: Phi-4's ChatML markers (``<|im_start|>`` 100264, ``<|im_end|>`` 100265,
   ``<|im_sep|>`` 100266, after three placeholders that keep the ids contiguous: ``tokenizers``
   numbers added tokens past a gap consecutively) on ``cl100k_base`` (the npm entry
@@ -59,6 +63,15 @@ _PHI3 = ((32000, "<|endoftext|>"), (32001, "<|assistant|>"), (32002, "<|placehol
          (32006, "<|system|>"), (32007, "<|end|>"), (32008, "<|placeholder5|>"),
          (32009, "<|placeholder6|>"), (32010, "<|user|>"))
 
+#: Kimi K2's text markers, numbered from the first free id of cl100k_base, 100261 (the 15 ids
+#: up to cl100k's ``<|endofprompt|>``, 100276): Kimi's own ids (163584 ...) lie past a gap
+#: that the ``tokenizers`` loader does not keep (it numbers added tokens consecutively).
+_KIMI_NAMES = ("[BOS]", "[EOS]", "<|im_end|>", "<|im_user|>", "<|im_assistant|>", "<|im_system|>",
+               "<|im_middle|>", "<think>", "</think>", "<|tool_calls_section_begin|>",
+               "<|tool_calls_section_end|>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>",
+               "<|tool_call_end|>", "<|media_begin|>")
+_KIMI = tuple((100261 + k, s) for k, s in enumerate(_KIMI_NAMES))
+
 TEXT_LEVEL: dict[str, TextLevel] = {
     "phi3-text": TextLevel("mistral-v1", 32000, _PHI3, "microsoft-Phi-3-mini-4k-instruct",
                            {"eos_token": "<|endoftext|>"}),
@@ -67,6 +80,8 @@ TEXT_LEVEL: dict[str, TextLevel] = {
                             (100263, "<|dummy_2|>"), (100264, "<|im_start|>"),
                             (100265, "<|im_end|>"), (100266, "<|im_sep|>")),
                            "microsoft-phi-4", {"eos_token": "<|im_end|>"}),
+    "kimi-text": TextLevel("cl100k", 100261, _KIMI, "moonshotai-Kimi-K2.5",
+                           {"bos_token": "[BOS]", "eos_token": "[EOS]"}),
 }
 
 
