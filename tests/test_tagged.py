@@ -164,16 +164,16 @@ _CALL = {"id": "c1", "type": "function", "function": {"name": "w", "arguments": 
 @pytest.mark.parametrize(("messages", "tools", "why", "at"), [
     ([{"role": "user", "content": "Weather?"}],
      [{"type": "function", "function": {"name": "w", "parameters": {"type": "object"}}}],
-     "no tool syntax: the template never reads tools", None),
+     "no tool syntax: lvt's tagged turns write no tools", None),
     ([{"role": "user", "content": "Weather?"},
       {"role": "assistant", "content": "", "tool_calls": [_CALL]}], None,
-     "no tool syntax: .* ToolCall would be dropped", 1),
+     "no tool syntax: .* ToolCall cannot be written", 1),
     ([{"role": "user", "content": "Weather?"},
       {"role": "tool", "tool_call_id": "c1", "content": "sunny"}], None,
-     "no tool syntax: the template writes no 'tool' turn", 1),
+     "no tool syntax: this format writes no 'tool' turn", 1),
     ([{"role": "user", "content": "Why?"},
       {"role": "assistant", "content": "Because.", "reasoning_content": "hm"}], None,
-     "no reasoning syntax: .* Reasoning, Plain would be dropped", 1),
+     "no reasoning syntax: .* Reasoning, Plain cannot be written", 1),
 ])
 @pytest.mark.parametrize("fmt", sorted(ENTRIES))
 def test_what_the_template_drops_is_refused(fmt: str, messages: Any, tools: Any, why: str,

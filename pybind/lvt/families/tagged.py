@@ -219,8 +219,9 @@ class Tagged:
         kinds = ", ".join(type(b).__name__ for b in bs)
         what = ("no tool syntax: " if any(isinstance(b, ToolCall) for b in bs) else
                 "no reasoning syntax: " if any(isinstance(b, Reasoning) for b in bs) else "")
-        raise ConversationError(i, f"{what}the template writes a message as its content "
-                                f"alone, so {kinds} would be dropped from the render")
+        raise ConversationError(i, f"{what}this format writes a message as its content (and "
+                                f"an assistant's think block where the entry has one), so "
+                                f"{kinds} cannot be written")
 
     def lower(self, c: Conversation) -> TConv:
         """One turn per message (module docstring).
@@ -229,14 +230,16 @@ class Tagged:
             ConversationError: the conversation cannot be expressed in this format.
         """
         if c.tools:
-            raise ConversationError(None, "no tool syntax: the template never reads tools, so "
-                                    "a render would drop them")
+            raise ConversationError(None, "no tool syntax: lvt's tagged turns write no tools "
+                                    "(Phi's templates never read them; Kimi's tool sections "
+                                    "are not built), so they are refused rather than rendered "
+                                    "differently from the template")
         turns: list[Any] = []
         for i, m in enumerate(c.messages):
             role = m.role.value
             if role not in self.headers:
                 why = "no tool syntax: " if m.role == Role.TOOL else ""
-                raise ConversationError(i, f"{why}the template writes no {role!r} turn (roles: "
+                raise ConversationError(i, f"{why}this format writes no {role!r} turn (roles: "
                                         f"{', '.join(self.headers)})")
             p = self._payload(i, m)
             if isinstance(p, Sampled):
@@ -305,11 +308,12 @@ class Tagged:
         n = len(s)
         eos_end = self.eos is not None and n > 0 and s[-1] == self.eos
         end = n - 1 if eos_end else n
+        body = s[:end] if eos_end else s  # one copy at most: the reader walks by index
         k = 0
         turns: list[TaggedTurn] = []
         prompt: int | None = None
         while k < end:
-            r = self.read_turn(s[:end], k)
+            r = self.read_turn(body, k)
             if r is None:
                 at = match(self.prompt_syms(), s, k, 0)
                 if not eos_end and at == (n, 0):
