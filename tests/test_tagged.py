@@ -28,13 +28,15 @@ ENTRIES = {"phi3": ("phi3-text", "microsoft-Phi-3-mini-4k-instruct"),
            "phi4": ("phi4-text", "microsoft-phi-4"),
            "talkie": ("phi3-text", "lewtun-talkie-1930-13b-it-hf"),
            "kimi-k2.5": ("kimi-text", "moonshotai-Kimi-K2.5"),
-           "kimi-k2.7-code": ("kimi-text", "moonshotai-Kimi-K2.7-Code")}
+           "kimi-k2.7-code": ("kimi-text", "moonshotai-Kimi-K2.7-Code"),
+           "kimi-k2": ("kimi-text", "moonshotai-Kimi-K2-Instruct")}
 #: The entries with a think block on every assistant turn.
 KIMI = ("kimi-k2.5", "kimi-k2.7-code")
 #: Templates no entry names that an entry reproduces (by rendering): Phi-tiny-MoE writes
 #: ``'<|' + message['role'] + '|>'`` for every role, Phi-3's chain for three.
 SAME_AS = {"microsoft-Phi-tiny-MoE-instruct": "phi3", "microsoft-Phi-3.5-mini-instruct": "phi3",
-           "microsoft-Phi-3-small-8k-instruct": "phi3", "moonshotai-Kimi-K2.6": "kimi-k2.5"}
+           "microsoft-Phi-3-small-8k-instruct": "phi3", "moonshotai-Kimi-K2.6": "kimi-k2.5",
+           "moonshotai-Kimi-K2-Instruct-0905": "kimi-k2"}
 
 _HF: dict[tuple[str, str], Any] = {}
 _ENC: dict[tuple[str, bool | None], lvt.ChatEncoder] = {}
@@ -135,6 +137,36 @@ def test_what_each_entry_writes() -> None:
         "<|im_end|><|im_assistant|>assistant<|im_middle|><think></think>Hello.<|im_end|>")
     assert _text("kimi-k2.5", "one-question").endswith(
         "<|im_assistant|>assistant<|im_middle|><think>")
+    # K2-Instruct: the inserted default system turn and the newline after it
+    assert _text("kimi-k2", "one-question") == (
+        "<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI."
+        "<|im_end|>\n<|im_user|>user<|im_middle|>What is 2+2?<|im_end|>"
+        "<|im_assistant|>assistant<|im_middle|>")
+    assert _text("kimi-k2", "system-first").startswith(
+        "<|im_system|>system<|im_middle|>Be exact.<|im_end|><|im_user|>")
+
+
+def test_the_default_system_turn_is_the_templates_not_a_message() -> None:
+    """Parse reads K2-Instruct's inserted turn back as no message; a user's system message
+    with the same text is a message (no newline after it); a user-first stream without the
+    default turn, or with it after a turn, is no render."""
+    enc = _enc("kimi-k2")
+    user = [{"role": "user", "content": "Hi"}]
+    ids = enc.encode_openai(user, add_generation_prompt=True).ids.tolist()
+    back = enc.parse(ids)
+    assert [m.role.value for m in back.messages] == ["user"]
+    default = "You are Kimi, an AI assistant created by Moonshot AI."
+    given = [{"role": "system", "content": default}, *user]
+    ids2 = enc.encode_openai(given, add_generation_prompt=True).ids.tolist()
+    assert ids2 != ids and ids2 == _template("kimi-k2", given, True)
+    assert [m.role.value for m in enc.parse(ids2).messages] == ["system", "user"]
+    tok = enc.tokenizer
+    first = ids.index(tok.token_to_id("<|im_user|>"))
+    end = ids.index(tok.token_to_id("<|im_end|>"), first)
+    for bad in (ids[first:end + 1],  # without it: a user-first conversation gets it
+                ids[first:end + 1] + ids[:first]):  # after a turn: never written there
+        with pytest.raises(lvt.ParseError):
+            enc.parse(bad)
 
 
 @pytest.mark.parametrize("fmt", sorted(ENTRIES))
@@ -149,7 +181,9 @@ def test_control_text_stays_text(fmt: str) -> None:
     want = _template(fmt, messages, prompt)
     reserved = set(enc.family.reserved)
     # two turns' headers and end tokens (Phi-4's header is two of them, Phi-3 adds its eos)
-    own = {"phi3": 5, "phi4": 6, "talkie": 4, "kimi-k2.5": 8, "kimi-k2.7-code": 8}[fmt]
+    # (Kimi K2-Instruct's inserted default system turn is three more)
+    own = {"phi3": 5, "phi4": 6, "talkie": 4, "kimi-k2.5": 8, "kimi-k2.7-code": 8,
+           "kimi-k2": 9}[fmt]
     assert sum(t in reserved for t in want) > sum(t in reserved for t in got) == own
     back = enc.parse(got)
     assert [m.blocks[0].payload.text for m in back.messages] == [m["content"] for m in messages]

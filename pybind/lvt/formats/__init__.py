@@ -439,6 +439,19 @@ _register(FormatSpec(
     {**_KIMI_PARAMS, "keep_reasoning": True}, lawful=_TAGGED_LAWFUL, tokenizer="kimi-text",
     corpus="qwen2.5"))
 
+_register(FormatSpec(
+    "kimi-k2", "tagged", "Kimi K2-Instruct and K2-Instruct-0905 (Kimi K2.5's turns without a "
+    "think block; before a first message that is not a system message the template inserts "
+    "'<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot "
+    "AI.<|im_end|>' and a newline; text-level: Kimi's markers on cl100k_base; tools and "
+    "reasoning refused: Kimi's tool sections are not built, the template writes no reasoning)",
+    "moonshotai-Kimi-K2-Instruct", _TAGGED_EXT, {},
+    {**_KIMI_PARAMS, "think": None,
+     "default_system": "You are Kimi, an AI assistant created by Moonshot AI.",
+     "default_tail": "\n"},
+    aliases=("kimi-k2-instruct", "kimi-k2-0905"), lawful=_TAGGED_LAWFUL, tokenizer="kimi-text",
+    corpus="qwen2.5"))
+
 # -- Gemma 3, DeepSeek-R1, Mistral tekken, gpt-oss ------------------------------------------
 _register(FormatSpec(
     "gemma3", "gemma", "Gemma 3 (system text folded into the first user turn, user/model turns)",
