@@ -38,7 +38,7 @@ _NOT_LAWFUL = {"mistral-7b-v0.3", "mistral-nemo-2407", "ministral-3-3b", "minist
                "ministral-3-14b", "devstral-small-2", "devstral-2", "mistral-small-3.1",
                "mistral-small-3", "qwq", "llama3.0", "gemma4", "gemma4-31b",
                "gemma4-e4b", "otel-llm-e4b", "phi3", "phi4", "talkie", "kimi-k2.5",
-               "kimi-k2.7-code", "kimi-k2"}
+               "kimi-k2.7-code", "kimi-k2", "kimi-k2-thinking"}
 
 
 @pytest.mark.parametrize("fmt", lvt.format_names())

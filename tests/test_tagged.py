@@ -29,9 +29,10 @@ ENTRIES = {"phi3": ("phi3-text", "microsoft-Phi-3-mini-4k-instruct"),
            "talkie": ("phi3-text", "lewtun-talkie-1930-13b-it-hf"),
            "kimi-k2.5": ("kimi-text", "moonshotai-Kimi-K2.5"),
            "kimi-k2.7-code": ("kimi-text", "moonshotai-Kimi-K2.7-Code"),
-           "kimi-k2": ("kimi-text", "moonshotai-Kimi-K2-Instruct")}
+           "kimi-k2": ("kimi-text", "moonshotai-Kimi-K2-Instruct"),
+           "kimi-k2-thinking": ("kimi-text", "moonshotai-Kimi-K2-Thinking")}
 #: The entries with a think block on every assistant turn.
-KIMI = ("kimi-k2.5", "kimi-k2.7-code")
+KIMI = ("kimi-k2.5", "kimi-k2.7-code", "kimi-k2-thinking")
 #: Templates no entry names that an entry reproduces (by rendering): Phi-tiny-MoE writes
 #: ``'<|' + message['role'] + '|>'`` for every role, Phi-3's chain for three.
 SAME_AS = {"microsoft-Phi-tiny-MoE-instruct": "phi3", "microsoft-Phi-3.5-mini-instruct": "phi3",
@@ -144,6 +145,11 @@ def test_what_each_entry_writes() -> None:
         "<|im_assistant|>assistant<|im_middle|>")
     assert _text("kimi-k2", "system-first").startswith(
         "<|im_system|>system<|im_middle|>Be exact.<|im_end|><|im_user|>")
+    # K2-Thinking: the default without the newline; a prompt that writes none of the block
+    assert _text("kimi-k2-thinking", "one-question") == (
+        "<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI."
+        "<|im_end|><|im_user|>user<|im_middle|>What is 2+2?<|im_end|>"
+        "<|im_assistant|>assistant<|im_middle|>")
 
 
 def test_the_default_system_turn_is_the_templates_not_a_message() -> None:
@@ -183,7 +189,7 @@ def test_control_text_stays_text(fmt: str) -> None:
     # two turns' headers and end tokens (Phi-4's header is two of them, Phi-3 adds its eos)
     # (Kimi K2-Instruct's inserted default system turn is three more)
     own = {"phi3": 5, "phi4": 6, "talkie": 4, "kimi-k2.5": 8, "kimi-k2.7-code": 8,
-           "kimi-k2": 9}[fmt]
+           "kimi-k2": 9, "kimi-k2-thinking": 11}[fmt]
     assert sum(t in reserved for t in want) > sum(t in reserved for t in got) == own
     back = enc.parse(got)
     assert [m.blocks[0].payload.text for m in back.messages] == [m["content"] for m in messages]
@@ -258,8 +264,10 @@ def test_masks_learn_the_assistant_turns_exactly(fmt: str) -> None:
     out = enc.encode_openai(CASES["same-role-twice"][0][:3])
     learned = [t for t, m in zip(out.ids.tolist(), out.mask.tolist(), strict=True) if m]
     end = {"phi3": "<|end|>", "phi4": "<|im_end|>", "talkie": "<|end|>"}.get(fmt, "<|im_end|>")
-    # Kimi: the prompt writes '<think>'; what follows it is the model's
-    assert hf.decode(learned) == ("</think>" if fmt in KIMI else "") + "A" + end
+    # Kimi: the prompt writes '<think>' (K2-Thinking's none of the block); what follows is
+    # the model's
+    think = {"kimi-k2-thinking": "<think></think>"}.get(fmt, "</think>" if fmt in KIMI else "")
+    assert hf.decode(learned) == think + "A" + end
     assert enc.tokenizer.token_to_id(end) == learned[-1]
 
 
@@ -272,7 +280,8 @@ def test_sampled_turn_follows_the_prompt(fmt: str) -> None:
     tok = enc.tokenizer
     user = [{"role": "user", "content": "2+2?"}]
     prompt = enc.encode_openai(user, add_generation_prompt=True).ids.tolist()
-    text = ("Add.</think>" if fmt in KIMI else "") + "The answer is 4."
+    opens = "<think>" if fmt == "kimi-k2-thinking" else ""  # its prompt does not open it
+    text = (opens + "Add.</think>" if fmt in KIMI else "") + "The answer is 4."
     sampled = tok.encode(text, add_special_tokens=False).ids
     conv = lvt.Conversation([lvt.Message(lvt.Role.USER, (lvt.Plain(lvt.Text("2+2?")),)),
                              lvt.Message(lvt.Role.ASSISTANT, (lvt.Sampled(tuple(sampled)),))])
@@ -290,9 +299,10 @@ def test_sampled_turn_follows_the_prompt(fmt: str) -> None:
     c = enc.read_completion([*sampled, end])
     assert c.content == "The answer is 4." and c.termination.reason == "stop"
     assert c.reasoning == ("Add." if fmt in KIMI else None)
-    # Phi-3: the render writes "▁" before the answer; K2.5: the render drops the reasoning
-    assert c.canonical == (fmt not in ("phi3", "kimi-k2.5"))
-    if fmt == "kimi-k2.5":  # a kept reasoning is in no text conversation's render
+    # Phi-3: the render writes "▁" before the answer; K2.5, K2-Thinking: it drops reasoning
+    dropped = fmt in ("kimi-k2.5", "kimi-k2-thinking")
+    assert c.canonical == (fmt != "phi3" and not dropped)
+    if dropped:  # a kept reasoning is in no text conversation's render
         with pytest.raises(lvt.ParseError):
             enc.parse(ids)
     else:
@@ -322,9 +332,10 @@ def test_kimi_think_block_equals_the_template(fmt: str, name: str, thinking: boo
                                               ) -> None:
     """K2.5 drops the reasoning of every assistant turn (all are in ``hist_msgs`` without
     tools) and writes ``<think></think>``; K2.7-Code keeps it; K2.5's prompt writes
-    ``<think></think>`` with ``thinking=False``, K2.7-Code's never reads the option."""
+    ``<think></think>`` with ``thinking=False``; K2.7-Code's and K2-Thinking's never read the
+    option (K2-Thinking drops reasoning as K2.5 does, its prompt writes no ``<think>``)."""
     messages, prompt = KIMI_CASES[name]
-    if fmt == "kimi-k2.7-code" and thinking is not None:
+    if fmt != "kimi-k2.5" and thinking is not None:
         with pytest.raises(lvt.LvtError, match="thinking"):
             _enc(fmt, thinking)
         return

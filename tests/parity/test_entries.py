@@ -38,7 +38,7 @@ ENTRIES = {n: lvt.FORMATS[n].corpus
                      "ministral-3-8b", "ministral-3-14b", "devstral-small-2", "devstral-2",
                      "mistral-small-3.1", "mistral-small-3", "qwq", "llama3.0", "gemma4",
                      "gemma4-31b", "gemma4-e4b", "otel-llm-e4b", "phi3", "phi4", "talkie",
-                     "kimi-k2.5", "kimi-k2.7-code", "kimi-k2")}
+                     "kimi-k2.5", "kimi-k2.7-code", "kimi-k2", "kimi-k2-thinking")}
 #: The Qwen3.5-structure entries: measured against their own templates on the same corpus by
 #: tests/test_formats_registry.py (their recorded parity figures), and on what the corpus
 #: lacks (XML argument values, content parts, options) by tests/parity/test_qwen_xml.py and,

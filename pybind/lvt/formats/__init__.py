@@ -55,6 +55,16 @@ from typing import Any
 from lvt.errors import FormatError
 from lvt.families.llama import DEFAULT_DATE
 from lvt.families.qwen_data import DEFAULT_SYSTEM, HELPFUL_SYSTEM, MATH_SYSTEM, SMOLLM2_SYSTEM
+from lvt.formats.entry_texts import (
+    G4_DESC,
+    G4_EXT,
+    G4_LAWFUL,
+    KIMI_PARAMS,
+    KIMI_SYSTEM,
+    TAGGED_DESC,
+    TAGGED_EXT,
+    TAGGED_LAWFUL,
+)
 from lvt.formats.figures import PARITY
 from lvt.formats.prompts import DEVSTRAL2_SYSTEM, MISTRAL_SMALL3_SYSTEM, ministral3_system
 from lvt.formats.structures import STRUCTURES
@@ -345,79 +355,59 @@ _register(FormatSpec(
     tokenizer="llama3", corpus="llama3.1"))
 
 # -- the Gemma 4 structure (lvt.families.gemma4; text and reasoning; tested, not proven) ----
-_G4_EXT = ("tested, not proven: a render with the generation prompt is a prefix of an "
-           "extension by one assistant turn when the prompt's opening is the turn's (thinking "
-           "on, or a sampled turn); an appended user message drops earlier reasoning")
-_G4_LAWFUL = ("not proven: no Lean definition states the Gemma 4 structure yet; round trip, "
-              "masks and no-forgery are tested by tests/test_gemma4.py and "
-              "tests/test_roundtrip_property.py")
-_G4_DESC = ("(turns <|turn>ROLE ... <turn|>, <|think|> in the system turn with enable_thinking, "
-            "reasoning as a thought channel after the last user message; text-level: Gemma 3's "
-            "vocabulary with Gemma 4's markers; tools refused: its tool syntax is not built yet)")
 _register(FormatSpec(
     "gemma4", "gemma4", "Gemma 4 26B-A4B, exactly the template; the non-thinking prompt "
-    "writes an empty thought channel " + _G4_DESC, "google-gemma-4-26B-A4B-it", _G4_EXT,
+    "writes an empty thought channel " + G4_DESC, "google-gemma-4-26B-A4B-it", G4_EXT,
     {"enable_thinking": False}, {"empty_thought": True, "tools": False},
-    aliases=("gemma-4-26b-a4b", "gemma-4"), lawful=_G4_LAWFUL, tokenizer="gemma4-text",
+    aliases=("gemma-4-26b-a4b", "gemma-4"), lawful=G4_LAWFUL, tokenizer="gemma4-text",
     corpus="gemma4"))
 _register(FormatSpec(
     "gemma4-31b", "gemma4", "Gemma 4 31B, exactly the template; as 26B-A4B but reasoning is "
     "written only next to tool calls, so never without tools (its <|channel> block is gated "
-    "by message.get('tool_calls')) " + _G4_DESC, "google-gemma-4-31B-it",
+    "by message.get('tool_calls')) " + G4_DESC, "google-gemma-4-31B-it",
     "tested, not proven: a render with the generation prompt is a prefix of an extension by "
     "one assistant turn when the prompt's opening is the turn's (thinking on, or a sampled "
     "turn); no reasoning is written", {"enable_thinking": False},
     {"empty_thought": True, "history_reasoning": False, "tools": False},
-    aliases=("gemma-4-31b",), lawful=_G4_LAWFUL, tokenizer="gemma4-text", corpus="gemma4"))
+    aliases=("gemma-4-31b",), lawful=G4_LAWFUL, tokenizer="gemma4-text", corpus="gemma4"))
 _register(FormatSpec(
     "gemma4-e4b", "gemma4", "Gemma 4 E4B / E2B and DiffusionGemma, exactly the template; the "
-    "prompt is <|turn>model alone " + _G4_DESC, "google-gemma-4-E4B-it", _G4_EXT,
+    "prompt is <|turn>model alone " + G4_DESC, "google-gemma-4-E4B-it", G4_EXT,
     {"enable_thinking": False}, {"empty_thought": False, "tools": False},
-    aliases=("gemma-4-e4b", "diffusiongemma"), lawful=_G4_LAWFUL, tokenizer="gemma4-text",
+    aliases=("gemma-4-e4b", "diffusiongemma"), lawful=G4_LAWFUL, tokenizer="gemma4-text",
     corpus="gemma4"))
 _register(FormatSpec(
     "otel-llm-e4b", "gemma4", "OTel-LLM-E4B-IT (Gemma 4 E4B fine-tune; reasoning written only "
-    "next to tool calls, so never without tools) " + _G4_DESC,
+    "next to tool calls, so never without tools) " + G4_DESC,
     "farbodtavakkoli-OTel-LLM-E4B-IT", "tested, not proven: prefix (no reasoning is written)",
     {"enable_thinking": False},
     {"empty_thought": False, "history_reasoning": False, "tools": False},
-    lawful=_G4_LAWFUL, tokenizer="gemma4-text", corpus="gemma4"))
+    lawful=G4_LAWFUL, tokenizer="gemma4-text", corpus="gemma4"))
 
-# -- the tagged-turns structure (lvt.families.tagged; Phi-3, Phi-4; tested, not proven) ------
-_TAGGED_LAWFUL = ("not proven: no Lean definition states the tagged-turns structure yet; round "
-                  "trip, masks and no-forgery are tested by tests/test_tagged.py and "
-                  "tests/test_roundtrip_property.py")
-_TAGGED_EXT = ("tested, not proven: a render with the generation prompt is a prefix of its "
-               "extension by one assistant turn")
-_TAGGED_DESC = ("every message one turn, content verbatim; text-level: the model's control "
-                "tokens at its ids on a registry vocabulary; tools and reasoning refused: the "
-                "template never writes them")
+# -- the tagged-turns structure (lvt.families.tagged; Phi, Kimi; tested, not proven) ---------
 _register(FormatSpec(
     "phi3", "tagged", "Phi-3 / Phi-3.5 mini and Phi-tiny-MoE ('<|' + role + '|>\\n' + content "
     "+ '<|end|>\\n', the prompt '<|assistant|>\\n', eos_token after a render without it; "
-    + _TAGGED_DESC + ")", "microsoft-Phi-3-mini-4k-instruct", _TAGGED_EXT, {},
+    + TAGGED_DESC + ")", "microsoft-Phi-3-mini-4k-instruct", TAGGED_EXT, {},
     {"header": ("<|{role}|>", "\n"), "footer": ("<|end|>", "\n"),
      "roles": ("system", "user", "assistant"), "eos": "<|endoftext|>", "tools": False},
-    aliases=("phi-3", "phi-3-mini", "phi-tiny-moe"), lawful=_TAGGED_LAWFUL,
+    aliases=("phi-3", "phi-3-mini", "phi-tiny-moe"), lawful=TAGGED_LAWFUL,
     tokenizer="phi3-text", corpus="qwen2.5"))
 _register(FormatSpec(
     "phi4", "tagged", "Phi-4 ('<|im_start|>' + role + '<|im_sep|>' + content + '<|im_end|>', "
-    "the prompt '<|im_start|>assistant<|im_sep|>'; " + _TAGGED_DESC + ")", "microsoft-phi-4",
-    _TAGGED_EXT, {},
+    "the prompt '<|im_start|>assistant<|im_sep|>'; " + TAGGED_DESC + ")", "microsoft-phi-4",
+    TAGGED_EXT, {},
     {"header": ("<|im_start|>", "{role}", "<|im_sep|>"), "footer": ("<|im_end|>",),
      "roles": ("system", "user", "assistant"), "eos": None, "tools": False},
-    aliases=("phi-4",), lawful=_TAGGED_LAWFUL, tokenizer="phi4-text", corpus="qwen2.5"))
+    aliases=("phi-4",), lawful=TAGGED_LAWFUL, tokenizer="phi4-text", corpus="qwen2.5"))
 _register(FormatSpec(
     "talkie", "tagged", "talkie-1930-13b-it (Phi-3's tags without newlines: '<|' + role + '|>' "
     "+ content + '<|end|>', the prompt '<|assistant|>', nothing after the last turn; "
-    + _TAGGED_DESC + ")", "lewtun-talkie-1930-13b-it-hf", _TAGGED_EXT, {},
+    + TAGGED_DESC + ")", "lewtun-talkie-1930-13b-it-hf", TAGGED_EXT, {},
     {"header": ("<|{role}|>",), "footer": ("<|end|>",),
      "roles": ("system", "user", "assistant"), "eos": None, "tools": False},
-    lawful=_TAGGED_LAWFUL, tokenizer="phi3-text", corpus="qwen2.5"))
+    lawful=TAGGED_LAWFUL, tokenizer="phi3-text", corpus="qwen2.5"))
 
-_KIMI_PARAMS = {"header": ("<|im_{role}|>", "{role}", "<|im_middle|>"), "footer": ("<|im_end|>",),
-                "roles": ("system", "user", "assistant"), "eos": None,
-                "think": ("<think>", "</think>"), "tools": False}
 _register(FormatSpec(
     "kimi-k2.5", "tagged", "Kimi K2.5 and K2.6 ('<|im_' + role + '|>' + role + '<|im_middle|>' "
     "+ content + '<|im_end|>'; every assistant turn '<think></think>' + content: without tools "
@@ -428,15 +418,15 @@ _register(FormatSpec(
     "prefix of its extension by one assistant turn (in either thinking mode: a text answer "
     "writes <think></think>); an appended message keeps the history (reasoning is never "
     "written)", {"thinking": True},
-    {**_KIMI_PARAMS, "keep_reasoning": False}, aliases=("kimi-k2.6",),
-    lawful=_TAGGED_LAWFUL, tokenizer="kimi-text", corpus="qwen2.5"))
+    {**KIMI_PARAMS, "keep_reasoning": False}, aliases=("kimi-k2.6",),
+    lawful=TAGGED_LAWFUL, tokenizer="kimi-text", corpus="qwen2.5"))
 _register(FormatSpec(
     "kimi-k2.7-code", "tagged", "Kimi K2.7-Code (Kimi K2.5's turns with '<think>' + rc + "
     "'</think>' on every assistant turn, reasoning kept; the prompt always opens <think>; "
     "text-level: Kimi's markers on cl100k_base; tools refused: Kimi's tool sections are not "
     "built)", "moonshotai-Kimi-K2.7-Code", "tested, not proven: a render with the generation "
     "prompt is a prefix of its extension by one assistant turn; appending keeps history", {},
-    {**_KIMI_PARAMS, "keep_reasoning": True}, lawful=_TAGGED_LAWFUL, tokenizer="kimi-text",
+    {**KIMI_PARAMS, "keep_reasoning": True}, lawful=TAGGED_LAWFUL, tokenizer="kimi-text",
     corpus="qwen2.5"))
 
 _register(FormatSpec(
@@ -445,12 +435,21 @@ _register(FormatSpec(
     "'<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot "
     "AI.<|im_end|>' and a newline; text-level: Kimi's markers on cl100k_base; tools and "
     "reasoning refused: Kimi's tool sections are not built, the template writes no reasoning)",
-    "moonshotai-Kimi-K2-Instruct", _TAGGED_EXT, {},
-    {**_KIMI_PARAMS, "think": None,
-     "default_system": "You are Kimi, an AI assistant created by Moonshot AI.",
+    "moonshotai-Kimi-K2-Instruct", TAGGED_EXT, {},
+    {**KIMI_PARAMS, "think": None,
+     "default_system": KIMI_SYSTEM,
      "default_tail": "\n"},
-    aliases=("kimi-k2-instruct", "kimi-k2-0905"), lawful=_TAGGED_LAWFUL, tokenizer="kimi-text",
+    aliases=("kimi-k2-instruct", "kimi-k2-0905"), lawful=TAGGED_LAWFUL, tokenizer="kimi-text",
     corpus="qwen2.5"))
+_register(FormatSpec(
+    "kimi-k2-thinking", "tagged", "Kimi K2-Thinking (Kimi K2.5's think blocks with a prompt "
+    "that writes none of the block (the model opens <think>), and K2-Instruct's default "
+    "system turn without the newline, also before an empty conversation; text-level and "
+    "tools refused as kimi-k2.5)",
+    "moonshotai-Kimi-K2-Thinking", TAGGED_EXT, {},
+    {**KIMI_PARAMS, "keep_reasoning": False, "default_system": KIMI_SYSTEM,
+     "default_if_empty": True, "prompt_think": 0},
+    lawful=TAGGED_LAWFUL, tokenizer="kimi-text", corpus="qwen2.5"))
 
 # -- Gemma 3, DeepSeek-R1, Mistral tekken, gpt-oss ------------------------------------------
 _register(FormatSpec(

@@ -138,7 +138,8 @@ PARITY: dict[str, str] = {  # measured by tests/test_formats_registry.py
         for n, a, b, k, why in (
             ("phi3", 1, 35, 3, _PHI_TOOLS), ("phi4", 1, 35, 11, _PHI_TOOLS),
             ("talkie", 0, 36, 3, _PHI_TOOLS), ("kimi-k2.5", 0, 36, 8, _KIMI_TOOLS),
-            ("kimi-k2.7-code", 0, 36, 8, _KIMI_TOOLS), ("kimi-k2", 0, 36, 8, _KIMI_TOOLS))},
+            ("kimi-k2.7-code", 0, 36, 8, _KIMI_TOOLS), ("kimi-k2", 0, 36, 8, _KIMI_TOOLS),
+            ("kimi-k2-thinking", 0, 36, 8, _KIMI_TOOLS))},
     "qwen3.6": _XML_PARITY,
     "qwen3.5": _XML_PARITY,
     "ornith-1.0": _XML_PARITY,

@@ -164,9 +164,10 @@ def _tagged(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> T
     """Params: ``header`` and ``footer`` (parts, ``{role}`` replaced by the role), ``roles``
     (those the template writes), ``eos`` (``eos_token``'s name when the render without a
     generation prompt ends in it, else ``None``); for a think block on assistant turns
-    ``think`` (its two tokens' names) and ``keep_reasoning``; ``default_system`` and
-    ``default_tail`` for a template that inserts a system turn. The option ``thinking``, where
-    the entry has it, makes the prompt open the block (``True``) or write it empty."""
+    ``think`` (its two tokens' names) and ``keep_reasoning``; ``default_system``,
+    ``default_tail`` and ``default_if_empty`` for a template that inserts a system turn. The
+    option ``thinking``, where the entry has it, makes the prompt open the block (``True``) or
+    write it empty."""
     added = _added(tok)
     headers = {r: tuple(_tagged_part(added, fmt, x.replace("{role}", r)) for x in p["header"])
                for r in p["roles"]}
@@ -176,11 +177,14 @@ def _tagged(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> T
     known = {x for h in (*headers.values(), footer, think or ()) for x in h if isinstance(x, int)}
     if eos is not None:
         known.add(eos)
-    prompt_think = 0 if think is None else 1 if o.get("thinking", True) else 2
+    # how much of the think block the prompt writes: the entry's value, else by the option
+    prompt_think = 0 if think is None else p.get(
+        "prompt_think", 1 if o.get("thinking", True) else 2)
     return Tagged(headers, footer, eos, (*sorted(known), *_extra(added, known, ())),
                   think=think, keep_reasoning=p.get("keep_reasoning", True),  # type: ignore[arg-type]
                   prompt_think=prompt_think, default_system=p.get("default_system"),
-                  default_tail=p.get("default_tail", ""))
+                  default_tail=p.get("default_tail", ""),
+                  default_if_empty=p.get("default_if_empty", False))
 
 
 #: Mistral's control tokens, in ``MistralIds`` order (tekken names; every tekken file has them,
