@@ -46,6 +46,8 @@ __all__ = [
     "lower_payload",
     "lpay_is_empty",
     "map_block",
+    "payload_of",
+    "plain_blocks",
 ]
 
 #: Token ids are below this bound (they travel as ``u32`` on the FFI wire and as ``int32``
@@ -409,6 +411,16 @@ def lower_payload(p: Payload) -> str | tuple[int, ...]:
     if isinstance(p, Tokens):
         return p.ids
     raise TypeError(f"not a payload: {p!r}")
+
+
+def payload_of(p: str | tuple[int, ...]) -> Payload:
+    """The payload a lowered payload came from (the inverse of :func:`lower_payload`)."""
+    return Text(p) if isinstance(p, str) else Tokens(p)
+
+
+def plain_blocks(p: str | tuple[int, ...]) -> tuple[Block, ...]:
+    """A lowered content as a message's blocks: none for empty text, else one plain block."""
+    return () if isinstance(p, str) and p == "" else (Plain(payload_of(p)),)
 
 
 def lpay_is_empty(p: str | tuple[int, ...]) -> bool:

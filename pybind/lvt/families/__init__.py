@@ -52,8 +52,9 @@ from lvt.model import (
     Role,
     Sampled,
     Text,
-    Tokens,
     ToolCall,
+    payload_of,
+    plain_blocks,
 )
 from lvt.runtime import core
 
@@ -81,14 +82,6 @@ def erase(q: Any) -> Any:
                                prompt=None if q.prompt is None else 0)
 
 
-def _pay(p: Any) -> Text | Tokens:
-    return Text(p) if isinstance(p, str) else Tokens(p)
-
-
-def _plain(p: Any) -> tuple[Block, ...]:
-    return () if isinstance(p, str) and p == "" else (Plain(_pay(p)),)
-
-
 def _tools(lines: Sequence[str]) -> list[Any]:
     out = []
     for j in lines:
@@ -101,23 +94,23 @@ def _tools(lines: Sequence[str]) -> list[Any]:
 
 def _qwen_turn(t: Any) -> list[Message]:
     if isinstance(t, qwen.PlainTurn):
-        return [Message(Role(t.role), _plain(t.p))]
+        return [Message(Role(t.role), plain_blocks(t.p))]
     if isinstance(t, qwen.ToolsSystem):
-        return [] if t.sys is None else [Message(Role.SYSTEM, _plain(t.sys))]
+        return [] if t.sys is None else [Message(Role.SYSTEM, plain_blocks(t.sys))]
     if isinstance(t, qwen.AssistantTurn):
         bs: list[Block] = []
         if t.think is not None and not (isinstance(t.think, str) and t.think == ""):
-            bs.append(Reasoning(_pay(t.think)))
+            bs.append(Reasoning(payload_of(t.think)))
         if t.sep and t.calls and isinstance(t.content, str) and t.content == "":
             # `(loop.first and content)` writes the "\n" before the first call for content that
             # is all newlines (`content.lstrip('\n')` writes nothing): read back as "\n"
             bs.append(Plain(Text("\n")))
         else:
-            bs += _plain(t.content)
+            bs += plain_blocks(t.content)
         bs += [ToolCall(k.name, k.args) for k in t.calls]
         return [Message(Role.ASSISTANT, bs)]
     if isinstance(t, qwen.ToolGroup):
-        return [Message(Role.TOOL, _plain(p)) for p, _ in t.results]
+        return [Message(Role.TOOL, plain_blocks(p)) for p, _ in t.results]
     if isinstance(t, qwen.SampledTurn):
         return [Message(Role.ASSISTANT, (Sampled(t.ts),))]
     raise TypeError(t)
@@ -125,11 +118,11 @@ def _qwen_turn(t: Any) -> list[Message]:
 
 def _llama_turn(t: Any) -> list[Message]:
     if isinstance(t, llama.SystemTurn):
-        return [Message(Role.SYSTEM, _plain(t.sys))] if t.sys != "" else []
+        return [Message(Role.SYSTEM, plain_blocks(t.sys))] if t.sys != "" else []
     if isinstance(t, llama.UserToolsTurn):
-        return [Message(Role.USER, _plain(t.u))]
+        return [Message(Role.USER, plain_blocks(t.u))]
     if isinstance(t, llama.PlainTurn):
-        return [Message(Role(t.role), _plain(t.p))]
+        return [Message(Role(t.role), plain_blocks(t.p))]
     if isinstance(t, llama.CallTurn):
         return [Message(Role.ASSISTANT, (ToolCall(t.name, t.args),))]
     if isinstance(t, llama.IpythonTurn):
@@ -140,7 +133,7 @@ def _llama_turn(t: Any) -> list[Message]:
                 p = v if isinstance(v, str) else p
             except ValueError:
                 pass
-        return [Message(Role.TOOL, _plain(p))]
+        return [Message(Role.TOOL, plain_blocks(p))]
     if isinstance(t, llama.SampledTurn):
         return [Message(Role.ASSISTANT, (Sampled(t.ts),))]
     raise TypeError(t)
@@ -148,19 +141,19 @@ def _llama_turn(t: Any) -> list[Message]:
 
 def _deepseek_turn(t: Any) -> list[Message]:
     if isinstance(t, deepseek.UserTurn):
-        return [Message(Role.USER, _plain(t.p))]
+        return [Message(Role.USER, plain_blocks(t.p))]
     if isinstance(t, deepseek.AssistantTurn | deepseek.CallsTurn):
         bs: list[Block] = []
         if t.think is not None:
-            bs.append(Reasoning(_pay(t.think)))
+            bs.append(Reasoning(payload_of(t.think)))
         if isinstance(t, deepseek.AssistantTurn):
-            bs += _plain(t.content)
+            bs += plain_blocks(t.content)
         else:
-            bs += () if t.head is None else _plain(t.head)
+            bs += () if t.head is None else plain_blocks(t.head)
             bs += [ToolCall(k.name, k.args) for k in t.calls]
         return [Message(Role.ASSISTANT, bs)]
     if isinstance(t, deepseek.ResultsTurn):
-        return [Message(Role.TOOL, _plain(p)) for p, _ in t.results]
+        return [Message(Role.TOOL, plain_blocks(p)) for p, _ in t.results]
     if isinstance(t, deepseek.SampledTurn):
         return [Message(Role.ASSISTANT, (Sampled(t.ts),))]
     raise TypeError(t)
@@ -168,14 +161,15 @@ def _deepseek_turn(t: Any) -> list[Message]:
 
 def _mistral_turn(t: Any) -> list[Message]:
     if isinstance(t, mistral.SystemTurn):
-        return [Message(Role.SYSTEM, (Plain(_pay(t.p)),))]  # `[SYSTEM_PROMPT][/SYSTEM_PROMPT]`
+        # `[SYSTEM_PROMPT][/SYSTEM_PROMPT]`
+        return [Message(Role.SYSTEM, (Plain(payload_of(t.p)),))]
     if isinstance(t, mistral.UserTurn):
-        return [Message(Role.USER, _plain(t.p))]
+        return [Message(Role.USER, plain_blocks(t.p))]
     if isinstance(t, mistral.AssistantTurn):
-        return [Message(Role.ASSISTANT, (*_plain(t.p),
+        return [Message(Role.ASSISTANT, (*plain_blocks(t.p),
                                          *(ToolCall(k.name, k.args, k.id) for k in t.calls)))]
     if isinstance(t, mistral.ResultTurn):
-        return [Message(Role.TOOL, _plain(t.p))]
+        return [Message(Role.TOOL, plain_blocks(t.p))]
     if isinstance(t, mistral.SampledTurn):
         return [Message(Role.ASSISTANT, (Sampled(t.ts),))]
     raise TypeError(t)
@@ -191,16 +185,16 @@ def _harmony_msgs(turns: Sequence[Any], with_tools: bool = False) -> list[Messag
         if isinstance(t, harmony.AnalysisTurn):
             if think:  # two analysis messages in a row: no conversation renders that
                 msgs.append(Message(Role.ASSISTANT, think))
-            think = [Reasoning(_pay(t.p))]
+            think = [Reasoning(payload_of(t.p))]
             continue
         if isinstance(t, harmony.DevTurn):
             x = harmony.read_developer(t, with_tools)[0]
             if x is not None:
-                msgs.append(Message(Role.SYSTEM, _plain(x)))
+                msgs.append(Message(Role.SYSTEM, plain_blocks(x)))
         elif isinstance(t, harmony.UserTurn):
-            msgs.append(Message(Role.USER, _plain(t.p)))
+            msgs.append(Message(Role.USER, plain_blocks(t.p)))
         elif isinstance(t, harmony.FinalTurn):
-            msgs.append(Message(Role.ASSISTANT, [*think, *_plain(t.p)]))
+            msgs.append(Message(Role.ASSISTANT, [*think, *plain_blocks(t.p)]))
         elif isinstance(t, harmony.CallTurn):
             msgs.append(Message(Role.ASSISTANT, [*think, ToolCall(t.name, t.args)]))
         elif isinstance(t, harmony.ResultTurn):
@@ -208,7 +202,7 @@ def _harmony_msgs(turns: Sequence[Any], with_tools: bool = False) -> list[Messag
                 v = json.loads(t.quoted)
             except ValueError:
                 v = t.quoted
-            msgs.append(Message(Role.TOOL, _plain(v if isinstance(v, str) else t.quoted)))
+            msgs.append(Message(Role.TOOL, plain_blocks(v if isinstance(v, str) else t.quoted)))
         elif isinstance(t, harmony.SampledTurn):
             msgs.append(Message(Role.ASSISTANT, (Sampled(t.ts),)))
         else:
@@ -224,13 +218,13 @@ def _gemma_first(x: str) -> list[Message]:
     else a system message and a user message split at the last ``"\n\n"`` after which the
     text is trimmed (one exists when ``x`` is a render's: ``system + "\n\n" + user.strip()``)."""
     if core.trim(x) == x:
-        return [Message(Role.USER, _plain(x))]
+        return [Message(Role.USER, plain_blocks(x))]
     i = x.rfind("\n\n")
     while i >= 0 and core.trim(x[i + 2:]) != x[i + 2:]:
         i = x.rfind("\n\n", 0, i)
     if i < 0:
-        return [Message(Role.USER, _plain(x))]
-    return [Message(Role.SYSTEM, _plain(x[:i])), Message(Role.USER, _plain(x[i + 2:]))]
+        return [Message(Role.USER, plain_blocks(x))]
+    return [Message(Role.SYSTEM, plain_blocks(x[:i])), Message(Role.USER, plain_blocks(x[i + 2:]))]
 
 
 def _gemma_turn(t: Any, first: bool = False) -> list[Message]:
@@ -238,12 +232,12 @@ def _gemma_turn(t: Any, first: bool = False) -> list[Message]:
         if t.pre == "":
             if first and isinstance(t.p, str):
                 return _gemma_first(t.p)
-            return [Message(Role.USER, _plain(t.p))]
+            return [Message(Role.USER, plain_blocks(t.p))]
         # the system prefix kept apart from a token payload: `messages[0]['content'] + '\n\n'`
-        return [Message(Role.SYSTEM, _plain(t.pre.removesuffix("\n\n"))),
-                Message(Role.USER, _plain(t.p))]
+        return [Message(Role.SYSTEM, plain_blocks(t.pre.removesuffix("\n\n"))),
+                Message(Role.USER, plain_blocks(t.p))]
     if isinstance(t, gemma.ModelTurn):
-        return [Message(Role.ASSISTANT, _plain(t.p))]
+        return [Message(Role.ASSISTANT, plain_blocks(t.p))]
     if isinstance(t, gemma.SampledTurn):
         return [Message(Role.ASSISTANT, (Sampled(t.ts),))]
     raise TypeError(t)
@@ -259,7 +253,7 @@ def unlower(family: Any, q: Any) -> Conversation:
     if isinstance(family, deepseek.DeepSeek):
         # the hoisted system text as one leading system message
         if not (isinstance(q.system, str) and q.system == ""):
-            msgs.append(Message(Role.SYSTEM, _plain(q.system)))
+            msgs.append(Message(Role.SYSTEM, plain_blocks(q.system)))
         for t in q.turns:
             msgs += _deepseek_turn(t)
         return Conversation(msgs, q.prompt is not None, None)
@@ -282,7 +276,7 @@ def unlower(family: Any, q: Any) -> Conversation:
                 continue
             if family.version == "v3" and isinstance(t, mistral.ResultTurn):
                 # v3 writes `{"content": …, "call_id": …}`: the message is the content
-                msgs.append(Message(Role.TOOL, _plain(mistral_v3.result_content(t.p))))
+                msgs.append(Message(Role.TOOL, plain_blocks(mistral_v3.result_content(t.p))))
                 continue
             msgs += _mistral_turn(t)
         if ut is None:

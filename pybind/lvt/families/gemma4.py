@@ -46,10 +46,10 @@ from lvt.model import (
     Reasoning,
     Role,
     Sampled,
-    Text,
-    Tokens,
     ToolCall,
     lower_payload,
+    payload_of,
+    plain_blocks,
 )
 from lvt.runtime import core
 from lvt.runtime.core import Item, Stream, ctrl, pay, text
@@ -411,9 +411,9 @@ class Gemma4:
         for t in q.turns:
             if isinstance(t, SystemTurn):
                 if not (t.think and isinstance(t.p, str) and t.p == ""):
-                    out.append(Message(Role.SYSTEM, _plain(t.p)))
+                    out.append(Message(Role.SYSTEM, plain_blocks(t.p)))
             elif isinstance(t, PlainTurn):
-                out.append(Message(Role(t.role), _plain(t.p)))
+                out.append(Message(Role(t.role), plain_blocks(t.p)))
             elif isinstance(t, ModelTurn):
                 out.append(Message(Role.ASSISTANT, self.model_blocks(t)))
             elif isinstance(t, SampledTurn):
@@ -426,13 +426,6 @@ class Gemma4:
     def model_blocks(t: ModelTurn) -> tuple[Any, ...]:
         """A model turn's blocks: its reasoning (none for the prompt's empty channel), then its
         content."""
-        think = () if t.think is None or t.think == "" else (Reasoning(_payload(t.think)),)
-        return (*think, *_plain(t.p))
+        think = () if t.think is None or t.think == "" else (Reasoning(payload_of(t.think)),)
+        return (*think, *plain_blocks(t.p))
 
-
-def _payload(p: Any) -> Any:
-    return Text(p) if isinstance(p, str) else Tokens(p)
-
-
-def _plain(p: Any) -> tuple[Any, ...]:
-    return () if isinstance(p, str) and p == "" else (Plain(_payload(p)),)

@@ -60,10 +60,10 @@ from lvt.model import (
     Reasoning,
     Role,
     Sampled,
-    Text,
-    Tokens,
     ToolCall,
     lower_payload,
+    payload_of,
+    plain_blocks,
 )
 from lvt.runtime import core
 from lvt.runtime.core import Item, Stream, ctrl, pay, text
@@ -221,20 +221,8 @@ class Tagged:
 
     # -- lowering ------------------------------------------------------------------------
 
-    def _payload(self, i: int, m: Message) -> Any:
-        bs = m.blocks
-        if len(bs) == 1 and isinstance(bs[0], Sampled) and m.role == Role.ASSISTANT:
-            return bs[0]
-        if self.think is not None and m.role.value == self.prompt_role:
-            think: Any = ""
-            if bs and isinstance(bs[0], Reasoning):
-                think = lower_payload(bs[0].payload) if self.keep_reasoning else ""
-                bs = bs[1:]
-            return think, self._plain_payload(i, Message(m.role, tuple(bs)))
-        return self._plain_payload(i, m)
-
-    def _plain_payload(self, i: int, m: Message) -> Any:
-        bs = m.blocks
+    def _content(self, i: int, bs: tuple[Any, ...]) -> Any:
+        """The lowered content of blocks that must be one plain block (or none)."""
         if not bs:
             return ""
         if len(bs) == 1 and isinstance(bs[0], Plain):
@@ -246,8 +234,41 @@ class Tagged:
                                 f"an assistant's think block where the entry has one), so "
                                 f"{kinds} cannot be written")
 
+    @staticmethod
+    def _check_ids(i: int, what: str, p: Any, reserved: frozenset[int]) -> None:
+        """Refuse a token payload that holds a control id, naming where."""
+        if isinstance(p, tuple):
+            bad = next((j for j, t in enumerate(p) if t in reserved), None)
+            if bad is not None:
+                raise ConversationError(i, f"{what} holds the control id {p[bad]} at position "
+                                        f"{bad}")
+
+    def _turn(self, i: int, m: Message) -> Any:
+        """One message's turn: a sampled turn, or header, think block, content, footer."""
+        role, bs = m.role.value, m.blocks
+        if role not in self.headers:
+            why = "no tool syntax: " if m.role == Role.TOOL else ""
+            raise ConversationError(i, f"{why}this format writes no {role!r} turn (roles: "
+                                    f"{', '.join(self.headers)})")
+        if m.role == Role.ASSISTANT and len(bs) == 1 and isinstance(bs[0], Sampled):
+            # a sample may hold the think block's tokens (the model closes the block itself)
+            ts = tuple(bs[0].ids)
+            self._check_ids(i, "sampled turn", ts, self._reserved_set - set(self.think or ()))
+            return TSampled(ts, i)
+        think: Any = None
+        if self.think is not None and role == self.prompt_role:
+            think = ""
+            if bs and isinstance(bs[0], Reasoning):
+                think = lower_payload(bs[0].payload) if self.keep_reasoning else ""
+                bs = bs[1:]
+        p = self._content(i, bs)
+        self._check_ids(i, "token payload", p, self._reserved_set)
+        self._check_ids(i, "reasoning payload", think, self._reserved_set)
+        return TaggedTurn(role, p, i, think)
+
     def lower(self, c: Conversation) -> TConv:
-        """One turn per message (module docstring).
+        """One turn per message (module docstring), after the template's default system turn
+        where the entry has one.
 
         Raises:
             ConversationError: the conversation cannot be expressed in this format.
@@ -257,40 +278,13 @@ class Tagged:
                                     "(Phi's templates never read them; Kimi's tool sections "
                                     "are not built), so they are refused rather than rendered "
                                     "differently from the template")
-        turns: list[Any] = []
         ms = c.messages
+        turns: list[Any] = []
         if self.default_system is not None and (ms[0].role != Role.SYSTEM if ms else
                                                  self.default_if_empty):
             turns.append(TaggedTurn("system", self.default_system, 0, inserted=True))
-        for i, m in enumerate(c.messages):
-            role = m.role.value
-            if role not in self.headers:
-                why = "no tool syntax: " if m.role == Role.TOOL else ""
-                raise ConversationError(i, f"{why}this format writes no {role!r} turn (roles: "
-                                        f"{', '.join(self.headers)})")
-            p = self._payload(i, m)
-            if isinstance(p, Sampled):
-                turns.append(TSampled(tuple(p.ids), i))
-                continue
-            think = None
-            if self.think is not None and role == self.prompt_role:
-                think, p = p
-            for what, x in (("token payload", p), ("reasoning payload", think)):
-                bad = next((j for j, t in enumerate(x) if t in self._reserved_set), None) \
-                    if isinstance(x, tuple) else None
-                if bad is not None:
-                    raise ConversationError(i, f"{what} holds the control id {x[bad]} at "
-                                            f"position {bad}")
-            turns.append(TaggedTurn(role, p, i, think))
-        # a sample may hold the think block's tokens (the model closes the block itself)
-        sampled_ok = self._reserved_set - set(self.think or ())
-        for t in turns:
-            if isinstance(t, TSampled):
-                bad = next((j for j, x in enumerate(t.ts) if x in sampled_ok), None)
-                if bad is not None:
-                    raise ConversationError(t.owner, f"sampled turn holds the control id "
-                                            f"{t.ts[bad]} at position {bad}")
-        return TConv(tuple(turns), len(c.messages) if c.add_generation_prompt else None)
+        turns += [self._turn(i, m) for i, m in enumerate(ms)]
+        return TConv(tuple(turns), len(ms) if c.add_generation_prompt else None)
 
     # -- reading back --------------------------------------------------------------------
 
@@ -382,8 +376,9 @@ class Tagged:
             elif t.inserted:  # the template's default system turn: no message of the user's
                 continue
             else:
-                think = () if t.think is None or t.think == "" else (Reasoning(_text(t.think)),)
-                out.append(Message(Role(t.role), (*think, *plain(t.p))))
+                think = () if t.think is None or t.think == "" else (
+                    Reasoning(payload_of(t.think)),)
+                out.append(Message(Role(t.role), (*think, *plain_blocks(t.p))))
         return out
 
     def assistant_blocks(self, s: Stream) -> list[Any] | None:
@@ -394,14 +389,3 @@ class Tagged:
         if r is None or r[1] != len(full) or r[0].role != self.prompt_role:
             return None
         return list(self.to_messages(TConv((r[0],), None))[0].blocks)
-
-
-def _text(p: Any) -> Any:
-    return Text(p) if isinstance(p, str) else Tokens(p)
-
-
-def plain(p: Any) -> tuple[Any, ...]:
-    """A payload as the blocks of a message: none for empty text, else one plain block."""
-    if isinstance(p, str):
-        return () if p == "" else (Plain(Text(p)),)
-    return (Plain(Tokens(p)),)

@@ -165,23 +165,22 @@ def _tagged(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> T
     (those the template writes), ``eos`` (``eos_token``'s name when the render without a
     generation prompt ends in it, else ``None``); for a think block on assistant turns
     ``think`` (its two tokens' names) and ``keep_reasoning``; ``default_system``,
-    ``default_tail`` and ``default_if_empty`` for a template that inserts a system turn. The
-    option ``thinking``, where the entry has it, makes the prompt open the block (``True``) or
-    write it empty."""
+    ``default_tail`` and ``default_if_empty`` for a template that inserts a system turn. How
+    much of the block the prompt writes: the entry's ``prompt_think``, else the option
+    ``thinking`` (``True``: it opens the block; ``False``: it writes it empty)."""
     added = _added(tok)
     headers = {r: tuple(_tagged_part(added, fmt, x.replace("{role}", r)) for x in p["header"])
                for r in p["roles"]}
     footer = tuple(_tagged_part(added, fmt, x) for x in p["footer"])
     eos = _need(added, fmt, p["eos"]) if p.get("eos") else None
-    think = tuple(_need(added, fmt, n) for n in p["think"]) if p.get("think") else None
-    known = {x for h in (*headers.values(), footer, think or ()) for x in h if isinstance(x, int)}
-    if eos is not None:
-        known.add(eos)
-    # how much of the think block the prompt writes: the entry's value, else by the option
+    think = (_need(added, fmt, p["think"][0]), _need(added, fmt, p["think"][1])) \
+        if p.get("think") else None
+    known = {x for h in (*headers.values(), footer) for x in h if isinstance(x, int)}
+    known |= {x for x in (eos, *(think or ())) if x is not None}
     prompt_think = 0 if think is None else p.get(
         "prompt_think", 1 if o.get("thinking", True) else 2)
     return Tagged(headers, footer, eos, (*sorted(known), *_extra(added, known, ())),
-                  think=think, keep_reasoning=p.get("keep_reasoning", True),  # type: ignore[arg-type]
+                  think=think, keep_reasoning=p.get("keep_reasoning", True),
                   prompt_think=prompt_think, default_system=p.get("default_system"),
                   default_tail=p.get("default_tail", ""),
                   default_if_empty=p.get("default_if_empty", False))
