@@ -61,6 +61,8 @@ public import Verified.Thm.MistralV3
 public import Verified.Thm.MistralV3Mask
 public import Verified.Thm.TaggedRead
 public import Verified.Thm.TaggedLawful
+public import Verified.Thm.TaggedMask
+public import Verified.Thm.TaggedPrefix
 public import Verified.Thm.TaggedEntries
 
 /-!

@@ -70,7 +70,8 @@ def test_which_formats_have_their_extension_property_proven() -> None:
                       "qwen3-stable",
                       "qwen3-2507-instruct", "qwen3-2507-thinking", "llama3.1", "llama3.2",
                       "gemma3", "gpt-oss", "gpt-oss-stable", "mistral", "mistral-stable",
-                      "deepseek-r1", "deepseek-r1-stable", "deepseek-r1-distill-qwen"}
+                      "deepseek-r1", "deepseek-r1-stable", "deepseek-r1-distill-qwen",
+                      "phi3", "phi4", "talkie", "kimi-k2.5", "kimi-k2.7-code"}
     for n in set(lvt.format_names()) - proven:  # an unproven property says it is tested
         assert "tested" in lvt.FORMATS[n].extension, n
 

@@ -175,6 +175,26 @@ def test_the_default_system_turn_is_the_templates_not_a_message() -> None:
             enc.parse(bad)
 
 
+def test_k2_thinking_reads_the_default_text_as_the_default_turn() -> None:
+    """K2-Thinking writes its default turn without the newline, so a first system message with
+    the default text renders as that turn (the template's ids, checked): lvt lowers it to the
+    inserted turn, which reads back as no message, and the same message with other text stays
+    a message."""
+    enc = _enc("kimi-k2-thinking")
+    default = "You are Kimi, an AI assistant created by Moonshot AI."
+    user = [{"role": "user", "content": "Hi"}]
+    given = [{"role": "system", "content": default}, *user]
+    ids = enc.encode_openai(given, add_generation_prompt=True).ids.tolist()
+    assert ids == _template("kimi-k2-thinking", given, True)
+    assert ids == enc.encode_openai(user, add_generation_prompt=True).ids.tolist()
+    assert [m.role.value for m in enc.parse(ids).messages] == ["user"]
+    other = [{"role": "system", "content": default + " "}, *user]
+    ids2 = enc.encode_openai(other, add_generation_prompt=True).ids.tolist()
+    assert [m.role.value for m in enc.parse(ids2).messages] == ["system", "user"]
+    # the default turn's tokens belong to the message that became it
+    assert set(enc.encode_openai(given).owner.tolist()[:5]) == {0}
+
+
 @pytest.mark.parametrize("fmt", sorted(ENTRIES))
 def test_control_text_stays_text(fmt: str) -> None:
     """User text spelling the format's own tags: the template's tokenizer makes them control

@@ -141,9 +141,9 @@ variable (f : TaggedFmt)
   ((headOf f r).getD []).map (partItem o)
 
 /-- The footer: its control token (learned on an assistant turn, where the model ends its
-turn with it), then its text (never learned). -/
+turn with it), then its text where it has one (never learned). -/
 @[expose] def footItems (o : Nat) (l : Bool) : List Item :=
-  [ctl f.endTurn o l, txt f.footTail o false]
+  ctl f.endTurn o l :: if f.footTail = [] then [] else [txt f.footTail o false]
 
 /-- An assistant turn's think block: its tokens learned where the generation prompt does not
 write them, the reasoning always. -/

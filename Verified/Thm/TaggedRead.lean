@@ -202,7 +202,13 @@ theorem syms_pay (p : LPay) (o : Nat) (l : Bool) : syms [pay p o l] = paySyms p 
 
 theorem syms_footItems (f : TaggedFmt) (o : Nat) (l : Bool) :
     syms (footItems f o l) = .ctrl f.endTurn :: lit f.footTail := by
-  simp [footItems, ctl, txt, Piece.syms, lit]
+  unfold footItems
+  split <;> simp_all [ctl, txt, Piece.syms, lit]
+
+theorem mem_footItems {f : TaggedFmt} {o : Nat} {l : Bool} {it : Item}
+    (h : it ∈ footItems f o l) : it = ctl f.endTurn o l ∨ it = txt f.footTail o false := by
+  unfold footItems at h
+  split at h <;> simp_all
 
 theorem syms_ctls (o : Nat) (l : List Token) :
     syms (l.map fun t => ctl t o false) = l.map .ctrl := by

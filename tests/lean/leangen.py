@@ -235,6 +235,10 @@ def format_term(fam: Any) -> str:
         return f"(⟨{ids}, {'true' if fam.dummy else 'false'}⟩ : Mistral.V3Fmt)"
     if isinstance(fam, Mistral):
         return mistral_format_term(fam)
+    from lvt.families.tagged import Tagged
+
+    if isinstance(fam, Tagged):
+        return tagged_format_term(fam)
     from lvt.families.harmony import Harmony
 
     if isinstance(fam, Harmony):
@@ -270,6 +274,29 @@ def format_term(fam: Any) -> str:
     ids = f"⟨{i.bos}, {i.start_header}, {i.end_header}, {i.eot}, {nat_list(i.extra)}⟩"
     return (f"(⟨{ids}, {lean_string(fam.date)}, {str(fam.tools_in_user).lower()}⟩ : "
             "Llama.LlamaFmt)")
+
+
+def tagged_format_term(fam: Any) -> str:
+    """A tagged-turns entry as a `Tagged.TaggedFmt` record: each role's header parts, the
+    footer's token and text, `eos`, the think block, what the prompt writes of it, the reserved
+    ids. Raises `ValueError` for what the Lean structure does not state (a default system turn,
+    a footer other than one token and text)."""
+    if fam.default_system is not None:
+        raise ValueError("the Lean tagged structure has no default system turn")
+    end, *rest = fam.footer
+    if not isinstance(end, int) or any(isinstance(x, int) for x in rest):
+        raise ValueError("a Lean tagged footer is one control token, then text")
+
+    def part(x: int | str) -> str:
+        return f".ctrl {x}" if isinstance(x, int) else f".text {lean_string(x)}"
+
+    heads = ", ".join(f"(.{r}, [{', '.join(part(x) for x in h)}])"
+                      for r, h in fam.headers.items())
+    eos = "none" if fam.eos is None else f"some {fam.eos}"
+    think = "none" if fam.think is None else f"some ({fam.think[0]}, {fam.think[1]})"
+    return (f"(⟨[{heads}], {end}, {lean_string(''.join(rest))}, {eos}, {think}, "
+            f"{str(fam.keep_reasoning).lower()}, {fam.prompt_think}, {nat_list(fam.reserved)}⟩ "
+            ": Tagged.TaggedFmt)")
 
 
 def mistral_format_term(fam: Any) -> str:
@@ -340,6 +367,10 @@ def family_ns(fam: Any) -> str:
 
     if isinstance(fam, Gemma):
         return "Gemma"
+    from lvt.families.tagged import Tagged
+
+    if isinstance(fam, Tagged):
+        return "Tagged"
     if isinstance(fam, DeepSeek):
         return "DeepSeek"
     return "Qwen" if isinstance(fam, Qwen) else "Llama"
@@ -439,7 +470,8 @@ def table_codec_term(table: Mapping[str, Sequence[int]], byte_table: Mapping[int
 
 
 #: The family specifications, by family class name (``Qwen`` → ``Verified.Spec.Qwen``).
-FAMILY_SPECS = ("Qwen", "Llama", "Gemma", "Mistral", "MistralV3", "DeepSeek", "Harmony")
+FAMILY_SPECS = ("Qwen", "Llama", "Gemma", "Mistral", "MistralV3", "DeepSeek", "Harmony",
+                "Tagged")
 
 MODULE_HEADER = """module
 

