@@ -63,6 +63,7 @@ public import Verified.Thm.TaggedRead
 public import Verified.Thm.TaggedLawful
 public import Verified.Thm.TaggedMask
 public import Verified.Thm.TaggedPrefix
+public import Verified.Thm.TaggedInjective
 public import Verified.Thm.TaggedEntries
 
 /-!

@@ -321,6 +321,30 @@ ends with; the prompt writes at most the block it has; every control token reser
     decide (promptSyms f ≠ eosSyms f) && decide (f.promptThink ≤ (thinkToks f).length) &&
     decide (∀ t ∈ ctrlToks f, t ∈ f.reserved)
 
+/-! ## What lowering forgets -/
+
+/-- Content blocks as the render keeps them: no block is an empty text block. -/
+@[expose] def normContent : List Block → List Block
+  | [] => [.plain (.text [])]
+  | bs => bs
+
+/-- A message's blocks as the render keeps them: on an assistant turn of an entry with a think
+block, a leading reasoning block the render does not write is dropped (every one where the
+entry drops reasoning, an empty one where it keeps it: both write an empty block), and no
+content is empty text. -/
+@[expose] def normBlocks (r : Role) : List Block → List Block
+  | .reasoning q :: rest =>
+      if isAsst r && f.think.isSome then
+        (if f.keep && q.lower != .text [] then [.reasoning q] else []) ++ normContent rest
+      else .reasoning q :: rest
+  | bs => normContent bs
+
+/-- A conversation as the render keeps it (`Format.LowerInjective`'s normalisation): every
+message's blocks by `normBlocks`. -/
+@[expose] def norm (c : Conversation) : Conversation :=
+  ⟨c.messages.map fun m => ⟨m.role, normBlocks f m.role m.blocks⟩, c.tools,
+    c.addGenerationPrompt⟩
+
 /-! ## The format -/
 
 /-- A tagged-turns entry as a `Format`. -/

@@ -21,7 +21,9 @@ is instantiated with it, so `parse_render`, `render_parse`, `render_injective` a
   nothing after the last turn (`TaggedFmt.appendable`, decided). Phi-3 writes `eos_token`
   there, so its training renders are not prefixes of their extensions; what holds for it (and
   every entry, with no side condition) is the structure's `prompt_prefix`, and `mask_owner`,
-  `mask_sampled` and `learned_msg` (`Thm/TaggedMask.lean`) hold for every entry as stated.
+  `mask_sampled` and `learned_msg` (`Thm/TaggedMask.lean`) hold for every entry as stated,
+  and `render_injective_norm` (`Thm/TaggedInjective.lean`) for every entry with its `wf`
+  theorem here: two conversations with the same render are equal up to `norm`.
 -/
 
 namespace Verified.Tagged
