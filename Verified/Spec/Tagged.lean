@@ -224,9 +224,10 @@ control id. -/
   | _, [] => some []
   | i, m :: ms => (lowerMsg f i m).bind fun t => (lowerMsgs (i + 1) ms).map (t :: ·)
 
-/-- Lower a conversation (`none` with tools: the structure writes none). -/
+/-- Lower a conversation (`none` with tools: the structure writes none; an empty tool list is
+no tools, as the templates' `{% if tools %}` reads it). -/
 @[expose] def lower (c : Conversation) : Option TConv :=
-  if c.tools.isSome then none else
+  if !(c.tools.getD []).isEmpty then none else
     (lowerMsgs f 0 c.messages).map fun ts =>
       ⟨ts, if c.addGenerationPrompt then some c.messages.length else none⟩
 
@@ -340,10 +341,10 @@ content is empty text. -/
   | bs => normContent bs
 
 /-- A conversation as the render keeps it (`Format.LowerInjective`'s normalisation): every
-message's blocks by `normBlocks`. -/
+message's blocks by `normBlocks`, and an empty tool list as none. -/
 @[expose] def norm (c : Conversation) : Conversation :=
-  ⟨c.messages.map fun m => ⟨m.role, normBlocks f m.role m.blocks⟩, c.tools,
-    c.addGenerationPrompt⟩
+  ⟨c.messages.map fun m => ⟨m.role, normBlocks f m.role m.blocks⟩,
+    if (c.tools.getD []).isEmpty then none else c.tools, c.addGenerationPrompt⟩
 
 /-! ## The format -/
 

@@ -155,8 +155,8 @@ theorem lowerInjective (f : TaggedFmt) : (format f).LowerInjective (norm f) := b
   rcases c with ⟨cm, ct, cg⟩
   rcases d with ⟨dm, dt, dg⟩
   simp only at hc hd hm hg
-  subst hc hd hg
-  simp only [norm, hm]
+  subst hg
+  simp only [norm, hm, hc, hd, if_true]
 
 /-- Two conversations an entry renders to the same ids (text payloads) are the same
 conversation up to `norm`. -/

@@ -50,14 +50,14 @@ theorem lowerMsgs_append (f : TaggedFmt) : ∀ (i : Nat) (ms ns : List Message),
         | some us => rfl
 
 theorem lower_shape {f : TaggedFmt} {c : Conversation} {l : TConv} (h : lower f c = some l) :
-    c.tools = none ∧ ∃ ts, lowerMsgs f 0 c.messages = some ts ∧
+    (c.tools.getD []).isEmpty = true ∧ ∃ ts, lowerMsgs f 0 c.messages = some ts ∧
       l = ⟨ts, if c.addGenerationPrompt then some c.messages.length else none⟩ := by
   unfold lower at h
   split at h
   · cases h
   · rename_i ht
     obtain ⟨ts, hts, rfl⟩ := Option.map_eq_some_iff.mp h
-    exact ⟨by cases hc : c.tools <;> simp_all, ts, hts, rfl⟩
+    exact ⟨by simpa using ht, ts, hts, rfl⟩
 
 /-- A symbol stream whose first symbol (if any) is not a character: a span before it is
 closed. -/

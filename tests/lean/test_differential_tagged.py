@@ -13,7 +13,7 @@ whitespace kept verbatim, a token payload, reasoning, a sampled turn that closes
 block, the generation prompt), a 9-message text chat whose parse is checked too, and the
 refusals (tools, a tool message, a call, reasoning where no block is written, a developer
 message, a token payload holding a control id), and derandomized draws of text conversations
-(``LVT_DIFF_RANDOM`` per entry).
+(``LVT_DIFF_RANDOM`` per entry), and an empty tool list (rendered as no tools).
 """
 
 from __future__ import annotations
@@ -133,6 +133,9 @@ def tagged_vectors() -> list[td.Vector]:
         vs.append(td.make_vector(f"{inst}: agent loop", inst, agent_loop(inst)))
         vs.append(td.make_vector(f"{inst}: agent loop (text only)", inst, long_chat()))
         vs += [td.make_vector(f"{inst}: drawn {k}", inst, c) for k, c in enumerate(drawn(N_DRAWN))]
+        # an empty tool list is no tools (the templates' `{% if tools %}`), in both
+        vs.append(td.make_vector(f"{inst}: empty tool list", inst,
+                                 Conversation([_m(Role.USER, "q")], True, ())))
         vs += [td.make_vector(f"{inst}: refused {k}", inst, c)
                for k, c in enumerate(refused(inst))]
     return vs
@@ -144,6 +147,7 @@ def test_tagged_vectors_cover_the_entries() -> None:
     assert len(loops) == 2 * len(INSTANCES)
     assert all(len(v.conv.messages) >= 8 and v.layout is not None for v in loops)
     assert sum(v.layout is None for v in vs) == sum(len(refused(i)) for i in INSTANCES)
+    assert all(v.layout is not None for v in vs if "empty tool list" in v.label)
     assert any(v.bad is None for v in vs if v.layout is not None)
     assert sum("drawn" in v.label and v.layout is not None for v in vs) == N_DRAWN * len(INSTANCES)
     # the Lean record of every instance is the registry's, term for term
