@@ -262,6 +262,31 @@ def test_renders_read_back(fmt: str, name: str) -> None:
     assert texts == [m["content"] for m in messages]
 
 
+def test_what_norm_forgets_renders_alike_and_nothing_else_does() -> None:
+    """``Tagged.norm`` (``Verified/Spec/Tagged.lean``), the normalisation under which the
+    Lean proves the render injective, on the production path: conversations equal under it
+    render to the same ids (reasoning an entry does not write, empty content as no content, an
+    empty tool list as none), and a change it does not forget changes the ids."""
+    def ids(fmt: str, msgs: list[dict[str, Any]], tools: Any = None) -> list[int]:
+        return _enc(fmt).encode_openai(msgs, tools, True).ids.tolist()
+
+    q = {"role": "user", "content": "q"}
+    answer = {"role": "assistant", "content": "a"}
+    reasoned = {**answer, "reasoning_content": "why"}
+    # kimi-k2.5 drops reasoning (a leading reasoning block it does not write)
+    assert ids("kimi-k2.5", [q, reasoned, q]) == ids("kimi-k2.5", [q, answer, q])
+    # kimi-k2.7-code keeps it: only an empty one is forgotten
+    assert ids("kimi-k2.7-code", [q, reasoned, q]) != ids("kimi-k2.7-code", [q, answer, q])
+    assert ids("kimi-k2.7-code", [q, {**answer, "reasoning_content": ""}, q]) == \
+        ids("kimi-k2.7-code", [q, answer, q])
+    for fmt in ("phi3", "phi4", "kimi-k2.5"):
+        assert ids(fmt, [q, {"role": "assistant", "content": ""}, q]) == \
+            ids(fmt, [q, {"role": "assistant", "content": None}, q])
+        assert ids(fmt, [q], []) == ids(fmt, [q])
+        assert ids(fmt, [q, {"role": "assistant", "content": " a"}, q]) != \
+            ids(fmt, [q, answer, q])  # content is written verbatim: no trim to forget
+
+
 def test_a_render_of_another_entry_or_a_truncated_one_is_refused() -> None:
     """Phi-3's render is not Phi-4's nor talkie's; a Phi-3 training render without its
     ``eos_token`` is no render (it must end in the prompt or in ``eos_token``)."""
