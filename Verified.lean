@@ -22,6 +22,7 @@ public import Verified.Spec.Harmony
 public import Verified.Spec.CharCodec
 public import Verified.Spec.Tagged
 public import Verified.Spec.TaggedEntries
+public import Verified.Spec.TaggedDefault
 public import Verified.Thm.Token
 public import Verified.Thm.Sym
 public import Verified.Thm.Span
@@ -65,6 +66,7 @@ public import Verified.Thm.TaggedMask
 public import Verified.Thm.TaggedPrefix
 public import Verified.Thm.TaggedInjective
 public import Verified.Thm.TaggedEntries
+public import Verified.Thm.TaggedDefault
 
 /-!
 # Lean Verified Tokenizers

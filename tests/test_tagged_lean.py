@@ -1,4 +1,5 @@
-"""The Lean tagged-turns entries (``Verified/Spec/TaggedEntries.lean``) hold the values the
+"""The Lean tagged-turns entries (``Verified/Spec/TaggedEntries.lean``, and
+``TaggedDefault.lean`` for the two with a default system turn) hold the values the
 Python registry resolves from the entries' vocabularies: the control ids of every header, the
 footer token and text, ``eos_token``, the think block, how much of it the prompt writes, and
 the reserved ids. The goldens (``Verified/Thm/Golden.lean``) pin the renders; this pins what a
@@ -20,6 +21,8 @@ import pytest
 import lvt
 
 LEAN = Path(__file__).resolve().parents[1] / "Verified" / "Spec" / "TaggedEntries.lean"
+#: the entries whose template inserts a default system turn
+LEAN_DEFAULT = LEAN.with_name("TaggedDefault.lean")
 #: registry entry -> (vocabulary, the Lean record's name, the `thinking` option or None)
 ENTRIES = {"phi3": ("phi3-text", "phi3", None), "talkie": ("phi3-text", "talkie", None),
            "phi4": ("phi4-text", "phi4", None),
@@ -106,3 +109,28 @@ def test_header_texts_are_the_roles() -> None:
         fam = lvt.ChatEncoder.from_tokenizer(ENTRIES[entry][0], entry).family
         assert ["".join(x for x in fam.headers[r] if isinstance(x, str)) for r in _ROLES] \
             == texts
+
+
+@pytest.mark.parametrize(("entry", "name"), [("kimi-k2", "kimiK2"),
+                                             ("kimi-k2-thinking", "kimiK2Thinking")])
+def test_default_turn_entries_hold_the_registry_values(entry: str, name: str) -> None:
+    """K2-Instruct and K2-Thinking (``Spec/TaggedDefault.lean``): the turns' record is Kimi's
+    (``kimi keep pt``, K2-Instruct without a think block), then the default text, the text after
+    the turn and whether an empty conversation gets it."""
+    defs = _defs(LEAN_DEFAULT.read_text(encoding="utf-8"))
+    fam = lvt.ChatEncoder.from_tokenizer("kimi-text", entry).family
+    m = re.search(r":=\s*⟨(\{ )?kimi (true|false) (\d+)( with think := none \})?, kimiSystem, "
+                  r"\[(.*?)\], (true|false)⟩", defs[name])
+    assert m, defs[name]
+    assert (m.group(2) == "true", int(m.group(3))) == (fam.keep_reasoning, fam.prompt_think)
+    assert (m.group(4) is not None) == (fam.think is None)
+    assert "".join(re.findall(r"'(\\n|.)'", m.group(5))).replace("\\n", "\n") == \
+        fam.default_tail
+    assert (m.group(6) == "true") == fam.default_if_empty
+    text = "".join(re.findall(r"'(.)'", defs["kimiSystem"].split(":=", 1)[1]))
+    assert text == fam.default_system
+    # the turns' control ids are those of the Kimi record the other entries are checked on
+    kimi = _record(_defs(LEAN.read_text(encoding="utf-8")), "kimiK27Code", None)
+    assert kimi["headers"] == {r: [x for x in fam.headers[r] if isinstance(x, int)]
+                               for r in _ROLES}
+    assert (kimi["end"], kimi["reserved"]) == (fam.footer[0], set(fam.reserved))

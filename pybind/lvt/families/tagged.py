@@ -44,9 +44,10 @@ role the template does not write (Phi-3's ``{% elif %}`` chain skips it; Phi-tin
 ``'<|' + role + '|>'``, which for a role without such a control token is text the model never
 saw as a header).
 
-``Verified/Spec/Tagged.lean`` states the structure without the default system turn (Phi-3,
-Phi-4, talkie, Kimi K2.5 / K2.6 / K2.7-Code: ``Verified/Thm/TaggedEntries.lean``), and
-``tests/lean/test_differential_tagged.py`` compares this module with it in the kernel. Lowered
+``Verified/Spec/Tagged.lean`` states the structure (Phi-3, Phi-4, talkie, Kimi K2.5 / K2.6 /
+K2.7-Code: ``Verified/Thm/TaggedEntries.lean``), ``Verified/Spec/TaggedDefault.lean`` the
+default system turn on top of it (Kimi K2-Instruct, K2-Thinking), and
+``tests/lean/test_differential_tagged.py`` compares this module with both in the kernel. Lowered
 payloads are ``str`` (text) or ``tuple[int, ...]`` (verbatim tokens).
 """
 

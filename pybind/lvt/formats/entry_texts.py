@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["G4_DESC", "G4_EXT", "G4_LAWFUL", "KIMI_PARAMS", "KIMI_SYSTEM", "TAGGED_DESC",
-           "TAGGED_EXT", "TAGGED_LAWFUL",
+           "TAGGED_EXT", "tagged_default_lawful",
            "tagged_lawful"]
 
 #: The Gemma 4 entries' extension property (thinking on, or a sampled turn).
@@ -24,17 +24,17 @@ G4_DESC = ("(turns <|turn>ROLE ... <turn|>, <|think|> in the system turn with en
            "reasoning as a thought channel after the last user message; text-level: Gemma 3's "
            "vocabulary with Gemma 4's markers; tools refused: its tool syntax is not built yet)")
 
-#: The tagged-turns entries with a default system turn: not proven, and where they are tested.
-TAGGED_LAWFUL = ("not proven: Verified/Spec/Tagged.lean states the structure without the "
-                 "template's inserted default system turn; round trip, masks and no-forgery "
-                 "are tested by tests/test_tagged.py and tests/test_roundtrip_property.py")
-
-
 def tagged_lawful(entry: str) -> str:
     """Where a tagged-turns entry's ``Format.Lawful`` is proven: the structure's ``lawful``
     instantiated by the entry's kernel-decided side condition."""
     return (f"Verified/Thm/TaggedLawful.lean: lawful; Verified/Thm/TaggedEntries.lean: "
             f"{entry}_lawful, {entry}_wf")
+
+
+def tagged_default_lawful(entry: str) -> str:
+    """The same for an entry whose template inserts a default system turn
+    (``Verified/Spec/TaggedDefault.lean``)."""
+    return f"Verified/Thm/TaggedDefault.lean: lawfulD, {entry}_lawful, {entry}_wf"
 
 
 #: The tagged-turns entries' extension property.

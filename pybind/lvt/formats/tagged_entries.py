@@ -9,7 +9,7 @@ from lvt.formats.entry_texts import (
     KIMI_SYSTEM,
     TAGGED_DESC,
     TAGGED_EXT,
-    TAGGED_LAWFUL,
+    tagged_default_lawful,
     tagged_lawful,
 )
 from lvt.formats.spec import FormatSpec, register
@@ -91,8 +91,8 @@ def register_entries() -> None:
         {**KIMI_PARAMS, "think": None,
          "default_system": KIMI_SYSTEM,
          "default_tail": "\n"},
-        aliases=("kimi-k2-instruct", "kimi-k2-0905"), lawful=TAGGED_LAWFUL, tokenizer="kimi-text",
-        corpus="qwen2.5"))
+        aliases=("kimi-k2-instruct", "kimi-k2-0905"), lawful=tagged_default_lawful("kimiK2"),
+        tokenizer="kimi-text", corpus="qwen2.5"))
     register(FormatSpec(
         "kimi-k2-thinking", "tagged", "Kimi K2-Thinking (Kimi K2.5's think blocks with a prompt "
         "that writes none of the block (the model opens <think>), and K2-Instruct's default "
@@ -101,4 +101,5 @@ def register_entries() -> None:
         "moonshotai-Kimi-K2-Thinking", TAGGED_EXT, {},
         {**KIMI_PARAMS, "keep_reasoning": False, "default_system": KIMI_SYSTEM,
          "default_if_empty": True, "prompt_think": 0},
-        lawful=TAGGED_LAWFUL, tokenizer="kimi-text", corpus="qwen2.5"))
+        lawful=tagged_default_lawful("kimiK2Thinking"), tokenizer="kimi-text",
+        corpus="qwen2.5"))
