@@ -15,6 +15,7 @@ pa = pytest.importorskip("pyarrow")
 
 import lvt  # noqa: E402
 import lvt.datasets as ld  # noqa: E402
+from lvt.datasets import raydata  # noqa: E402
 from lvt.datasets.files import read_dataset_metadata  # noqa: E402
 from parity.corpus import conversations  # noqa: E402
 
@@ -244,22 +245,22 @@ def test_ray_local_mode_encoder_per_worker(toy_tok: Any) -> None:
 
 def test_ray_worker_class_refuses_bad_rows_and_other_encoders(toy_tok: Any) -> None:
     """What each Ray worker runs (``_RayEncode``), called here without Ray."""
-    factory = ld._Factory(toy_tok, "qwen3", {})
+    factory = raydata._Factory(toy_tok, "qwen3", {})
     toy = factory()
     cols = ld._Columns(["id", "messages"], "messages", "tools", "id", "add_generation_prompt")
     meta = ld.metadata(toy)
-    worker = ld._RayEncode(factory, toy.fingerprint(), cols, False, False, meta)
+    worker = raydata._RayEncode(factory, toy.fingerprint(), cols, False, False, meta)
     batch = pa.Table.from_pylist([{"id": "ok", "messages": [{"role": "user", "content": "hi"}]},
                                   {"id": "bad", "messages": [{"role": "wizard", "content": "x"}]}])
     with pytest.raises(ld.DatasetRowError, match=r"id 'bad'.*message 0") as ei:
         worker(batch)
     assert ei.value.row is None
     pickle.loads(pickle.dumps(ei.value))  # crosses process boundaries intact
-    skip = ld._RayEncode(factory, toy.fingerprint(), cols, False, True, meta)(batch)
+    skip = raydata._RayEncode(factory, toy.fingerprint(), cols, False, True, meta)(batch)
     assert skip.column("id").to_pylist() == ["ok"] and skip.column("line").to_pylist() == [-1]
     assert ld.read_metadata(skip)["fingerprint"] == toy.fingerprint()
     with pytest.raises(ld.DatasetError, match="another fingerprint"):
-        ld._RayEncode(ld._Factory(toy_tok, "qwen3", {"enable_thinking": False}),
+        raydata._RayEncode(raydata._Factory(toy_tok, "qwen3", {"enable_thinking": False}),
                       toy.fingerprint(), cols, False, False, meta)
 
 

@@ -16,11 +16,13 @@ lowering, layout and unlayout run natively in Lean instead; :func:`backend` says
 
 from __future__ import annotations
 
+from lvt.collisions import CollisionWarning
 from lvt.encoder import ChatEncoder, Encoded
 from lvt.errors import (
     ArgumentError,
     CallHeaderSplitError,
     CodecLawError,
+    CollisionError,
     ConversationError,
     FormatError,
     InputError,
@@ -54,6 +56,8 @@ __all__ = [
     "CallHeaderSplitError",
     "ChatEncoder",
     "CodecLawError",
+    "CollisionError",
+    "CollisionWarning",
     "Conversation",
     "ConversationError",
     "Encoded",

@@ -60,7 +60,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from lvt.errors import FormatError, LvtError
+from lvt.errors import CollisionError, FormatError, LvtError
 from lvt.interrupts import Caught, signals_as_interrupts
 from lvt.interrupts import exit_code as interrupt_code
 
@@ -123,7 +123,8 @@ def _positive_int(text: str) -> int:
 
 EXIT_CODES_HELP = ("exit codes: 0 ok; 1 differences (check --strict/--strict-all); 2 usage "
                    "(bad argument, unknown format or option, missing tokenizer, template or "
-                   "input file, -o naming the input); 3 bad input line (file:line named); "
+                   "input file, -o naming the input); 3 bad input line (file:line named) or "
+                   "colliding lines (encode --on-collision error); "
                    "4 other error (output not writable, disk full, ...); 130 interrupted (SIGINT), "
                    "143 terminated (SIGTERM), 129 hung up (SIGHUP)")
 
@@ -244,6 +245,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--workers", type=_positive_int, default=1, metavar="N",
                    help="processes encoding chunks in parallel, an encoder each; the output "
                    "is byte-identical for every N [%(default)s]")
+    e.add_argument("--on-collision", choices=("warn", "error", "ignore"), default="warn",
+                   help="two lines that differ but render to the same ids and loss mask (the "
+                   "template does not write the difference): report each on stderr (warn), "
+                   "fail with exit 3 writing nothing (error), or do not look [%(default)s]")
     e.add_argument("--force", action="store_true", help="rewrite even if the output is up to date")
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
     e.add_argument("--json", action="store_true", help="print the run summary as JSON")
@@ -361,12 +366,17 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     def report_bad(b: BadLine) -> None:
         print(f"lvt: skipped {args.input}:{b.line}: {b.reason}", file=sys.stderr)
 
+    def report_collision(a: int, b: int) -> None:
+        print(f"lvt: collision: {args.input}:{a} and line {b} differ but render to the same ids "
+              "and loss mask (the template does not write the difference)", file=sys.stderr)
+
     stats = encode_jsonl(
         args.input, args.output, encoder, tokenizer_label=label,
         add_generation_prompt=args.generation_prompt, skip_bad=args.skip_bad,
         batch_size=args.batch_size, force=args.force,
         progress=False if args.no_progress else None, on_bad_line=report_bad,
-        workers=args.workers)
+        workers=args.workers, on_collision=args.on_collision,
+        on_collision_found=report_collision)
     if args.json:
         json.dump(stats.to_json(), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
@@ -374,7 +384,8 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         print(f"{args.output}: up to date ({stats.rows} rows); --force to rewrite")
     else:
         print(f"{args.output}: {stats.rows} rows, {stats.tokens} tokens "
-              f"({stats.loss_tokens} trained), {stats.skipped} skipped, {stats.seconds:.2f}s")
+              f"({stats.loss_tokens} trained), {stats.skipped} skipped, {stats.seconds:.2f}s"
+              + (f", {stats.collisions} collisions" if stats.collisions else ""))
     return EXIT_OK
 
 
@@ -500,6 +511,9 @@ def _exit_code(e: BaseException, cmd: str, caught: Caught | None = None) -> int:
         hint = ("nothing written (use --skip-bad to skip bad lines)" if cmd == "encode"
                 else "fix or remove the line")
         _err(f"bad input line {e}; {hint}")
+        return EXIT_BAD_LINE
+    if isinstance(e, CollisionError):
+        _err(f"{e}; nothing written (--on-collision warn to keep both)")
         return EXIT_BAD_LINE
     if isinstance(e, OutputIsInputError | InputError | FormatError | UsageError
                   | CorpusUnavailable):

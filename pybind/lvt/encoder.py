@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from lvt import formats as _formats
+from lvt.collisions import check_batch, check_on_collision
 from lvt.errors import (
     ArgumentError,
     CodecLawError,
@@ -331,9 +332,13 @@ class ChatEncoder:
         """
         return self.encode_batch([conv])[0]
 
-    def encode_batch(self, convs: Iterable[Conversation]) -> list[Encoded]:
+    def encode_batch(self, convs: Iterable[Conversation],
+                     on_collision: str = "warn") -> list[Encoded]:
         """Render many conversations; their distinct spans are encoded once (cache misses in
-        one ``encode_batch`` call of the tokenizer).
+        one ``encode_batch`` call of the tokenizer). Two different conversations rendered to
+        the same ids and loss mask (the template does not write what tells them apart) are
+        a :class:`~lvt.collisions.CollisionWarning` (``on_collision="warn"``), a
+        :class:`~lvt.errors.CollisionError` (``"error"``) or not looked for (``"ignore"``).
 
         Raises:
             ArgumentError: ``convs`` is not an iterable of conversations (one
@@ -341,7 +346,9 @@ class ChatEncoder:
             ConversationError: as :meth:`encode`, naming the conversation of the batch.
             CodecLawError: as :meth:`encode`, naming the conversation of the batch
                 (``conversation_index``).
+            CollisionError: ``on_collision="error"`` and two conversations collide.
         """
+        check_on_collision(on_collision)
         if isinstance(convs, Conversation):
             raise ArgumentError("convs", "expected an iterable of Conversation, got one "
                                 "Conversation (use encode(conv) or encode_batch([conv]))")
@@ -368,6 +375,7 @@ class ChatEncoder:
             ids, loss, own, _ = core.encode_items(self._codec, items, table)
             out.append(Encoded(np.array(ids, dtype=np.int32), np.array(loss, dtype=np.uint8),
                                np.array(own, dtype=np.int32)))
+        check_batch(convs, out, on_collision)
         return out
 
     def encode_openai(
@@ -456,7 +464,7 @@ class ChatEncoder:
             q = self._family.unlayout(s)
         if q is None:
             raise ParseError(f"the tokens are not a render in format {self._format_name!r}",
-                             None if at is None else _token_index(s, at, ts, self._reserved))
+                             None if at is None else core.token_index(s, at, ts, self._reserved))
         return ts, s, q
 
     def parse(self, ids: Sequence[int] | np.ndarray) -> Conversation:
@@ -493,7 +501,7 @@ class ChatEncoder:
                      min(len(again), len(s)))
             raise ParseError(f"a layout of format {self._format_name!r}, but not the render of "
                              "any conversation (the conversation it reads as renders "
-                             "differently)", _token_index(s, k, ts, self._reserved))
+                             "differently)", core.token_index(s, k, ts, self._reserved))
         return conv
 
     def parse_completion(self, ids: Sequence[int] | np.ndarray) -> list[Block]:
@@ -584,16 +592,3 @@ def _in_batch(e: ConversationError, n: int, total: int) -> ConversationError:
     err = ConversationError(e.message_index, f"{e.reason} (conversation {n} of the batch)")
     err.conversation_index = n  # type: ignore[attr-defined]
     return err
-
-
-def _token_index(s: core.Stream, k: int, ts: Sequence[int], reserved: frozenset[int]) -> int:
-    """The index in ``ts`` of the first token of symbol ``k`` of its stream ``s`` (a control
-    symbol is one token; a text symbol the run of tokens up to the next reserved id)."""
-    pos, n = 0, len(ts)
-    for x in s[:k]:
-        if isinstance(x, int):
-            pos += 1
-        else:
-            while pos < n and ts[pos] not in reserved:
-                pos += 1
-    return pos

@@ -10,6 +10,7 @@ __all__ = [
     "ArgumentError",
     "CallHeaderSplitError",
     "CodecLawError",
+    "CollisionError",
     "ConversationError",
     "FormatError",
     "InputError",
@@ -153,6 +154,25 @@ class CallHeaderSplitError(CodecLawError):
         self.tool_name = tool_name
         super().__init__("assistant to=functions." + tool_name, -1, 0,
                          f"tool name {tool_name!r}: {reason}", message_index)
+
+
+class CollisionError(LvtError, ValueError):
+    """Two different inputs of one batch render to the same ids and loss mask, and
+    ``on_collision="error"`` was asked for (:mod:`lvt.collisions`).
+
+    Attributes:
+        first: the index (or input line) of the earlier input.
+        second: the index (or input line) of the later one.
+    """
+
+    def __init__(self, first: int, second: int, reason: str) -> None:
+        self.first = first
+        self.second = second
+        self.reason = reason
+        super().__init__(reason)
+
+    def __reduce__(self) -> tuple[type, tuple[int, int, str]]:
+        return (type(self), (self.first, self.second, self.reason))
 
 
 class FormatError(LvtError, ValueError):

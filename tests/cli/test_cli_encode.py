@@ -100,6 +100,7 @@ def test_encode_roundtrip(
     assert md["skipped"] == "0" and json.loads(md["options"]) == {
         "add_generation_prompt": False,
         "skip_bad": False,
+        "on_collision": "warn",
     }
     assert _temps(tmp_path) == []
     # Up to date: a second run is a no-op; --force rewrites.

@@ -8,9 +8,10 @@ with the encoder's, or that lvt cannot encode is returned as a bad line with its
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from lvt.collisions import input_digest, render_digest
 from lvt.datasets.jsonl import LineError, parse_line
 from lvt.errors import FormatError
 from lvt.inputs import ConversationInput
@@ -46,7 +47,7 @@ def _why(e: BaseException) -> str:
 def _encode_records(
     encoder: Any, batch: list[ConversationInput], add_generation_prompt: bool,
     bad: list[tuple[int, str]],
-) -> list[tuple[int, str, Any]]:
+) -> list[tuple[int, str, Any, bytes]]:
     """Encode records in one ``encode_batch`` call (text shared across rows is encoded
     once); when some row is invalid, fall back to row by row to name the bad lines. A
     conversation lvt rejects, or one that makes lvt fail in any other way, is a bad line;
@@ -67,9 +68,10 @@ def _encode_records(
             raise
         except Exception as e:  # the line is bad, whatever lvt raised for it
             bad.append((line, _why(e)))
-    try:
-        encs = encoder.encode_batch([c for _, c in good])
-        return [(b.line or 0, b.id, e) for (b, _), e in zip(good, encs, strict=True)]
+    try:  # collisions are looked for across the whole file, by the caller (CollisionTracker)
+        encs = encoder.encode_batch([c for _, c in good], on_collision="ignore")
+        return [(b.line or 0, b.id, e, input_digest(c))
+                for (b, c), e in zip(good, encs, strict=True)]
     except FormatError:
         raise
     except Exception:
@@ -77,7 +79,7 @@ def _encode_records(
     out = []
     for b, c in good:
         try:
-            out.append((b.line or 0, b.id, encoder.encode(c)))
+            out.append((b.line or 0, b.id, encoder.encode(c), input_digest(c)))
         except FormatError:
             raise
         except Exception as e:
@@ -103,7 +105,8 @@ def schema(pa: Any) -> Any:
 @dataclass
 class ChunkResult:
     """One encoded chunk: its rows as an Arrow table (``None`` when no line gave a row), its
-    bad lines in line order, its totals and the input bytes it covered."""
+    bad lines in line order, its totals, the input bytes it covered, and per row the digests
+    of its render and of its input with its line (:class:`lvt.collisions.CollisionTracker`)."""
 
     table: Any
     bad: list[tuple[int, str]]
@@ -111,6 +114,7 @@ class ChunkResult:
     tokens: int
     loss_tokens: int
     nbytes: int
+    digests: list[tuple[bytes, bytes, int]] = field(default_factory=list)
 
 
 def encode_chunk(
@@ -143,15 +147,15 @@ def encode_chunk(
     bad.sort(key=lambda b: b[0])
     if not rows:
         return ChunkResult(None, bad, 0, 0, 0, nbytes)
-    ids = [e.ids.astype("int32", copy=False) for _, _, e in rows]
-    mask = [e.mask.astype("uint8", copy=False) for _, _, e in rows]
-    owner = [e.owner.astype("int32", copy=False) for _, _, e in rows]
+    ids = [e.ids.astype("int32", copy=False) for _, _, e, _ in rows]
+    mask = [e.mask.astype("uint8", copy=False) for _, _, e, _ in rows]
+    owner = [e.owner.astype("int32", copy=False) for _, _, e, _ in rows]
     ntok = [len(x) for x in ids]
     nloss = [int(m.sum()) for m in mask]
     table = pa.table(
         {
-            "id": pa.array([rid for _, rid, _ in rows], pa.string()),
-            "line": pa.array([line for line, _, _ in rows], pa.int64()),
+            "id": pa.array([rid for _, rid, _, _ in rows], pa.string()),
+            "line": pa.array([line for line, _, _, _ in rows], pa.int64()),
             "input_ids": pa.array(ids, pa.list_(pa.int32())),
             "loss_mask": pa.array(mask, pa.list_(pa.uint8())),
             "owner": pa.array(owner, pa.list_(pa.int32())),
@@ -160,4 +164,6 @@ def encode_chunk(
         },
         schema=schema(pa),
     )
-    return ChunkResult(table, bad, len(rows), sum(ntok), sum(nloss), nbytes)
+    digests = [(render_digest(i, m), d, line) for i, m, (line, _, _, d) in zip(ids, mask, rows,
+                                                                            strict=True)]
+    return ChunkResult(table, bad, len(rows), sum(ntok), sum(nloss), nbytes, digests)

@@ -26,6 +26,12 @@ interrupt for the run, :mod:`lvt.interrupts`, then delivered again once the temp
 removed, unless the caller handles them, as the CLI does); the next run removes stale temporary
 files of dead processes (a ``SIGKILL``) and starts again. A run whose output already holds the
 same source hash, fingerprint and options is a no-op unless ``force``.
+
+Two lines that differ as conversations but render to the same ids and loss mask (what tells
+them apart is something the template does not write: :mod:`lvt.collisions`) are found across
+the whole file, whatever the chunking and the workers, from two digests per row; they are
+counted in the stats and the metadata (``collisions``, ``collision_lines``), warned about, or
+with ``on_collision="error"`` stop the run before anything is written.
 """
 
 from __future__ import annotations
@@ -38,11 +44,13 @@ import re
 import stat
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lvt.collisions import CollisionTracker, CollisionWarning, check_on_collision
 from lvt.datasets.chunks import ChunkResult, encode_chunk, encoder_options
 from lvt.datasets.chunks import schema as arrow_schema
 from lvt.datasets.jsonl import (
@@ -52,6 +60,7 @@ from lvt.datasets.jsonl import (
     iter_raw_lines,
     open_input,
 )
+from lvt.errors import CollisionError
 from lvt.interrupts import signals_as_interrupts
 
 __all__ = [
@@ -116,6 +125,10 @@ class EncodeStats:
     up_to_date: bool = False
     bad_lines: list[BadLine] = field(default_factory=list)
     workers: int = 1
+    #: Pairs of input lines that differ but render to the same ids and loss mask
+    #: (:mod:`lvt.collisions`): their number, and the first 100 pairs.
+    collisions: int = 0
+    collision_lines: list[tuple[int, int]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-serialisable summary."""
@@ -129,6 +142,8 @@ class EncodeStats:
             "up_to_date": self.up_to_date,
             "workers": self.workers,
             "bad_lines": [{"line": b.line, "reason": b.reason} for b in self.bad_lines],
+            "collisions": self.collisions,
+            "collision_lines": [list(p) for p in self.collision_lines],
         }
 
 
@@ -307,6 +322,10 @@ def _up_to_date(out: Path, meta: dict[str, str], stats: EncodeStats) -> bool:
         stats.bad_lines = [
             BadLine(int(a), str(b)) for a, b in json.loads(old.get("bad_lines", "[]"))
         ]
+        stats.collisions = int(old.get("collisions", "0"))
+        stats.collision_lines = [
+            (int(a), int(b)) for a, b in json.loads(old.get("collision_lines", "[]"))
+        ]
     return True
 
 
@@ -324,6 +343,8 @@ def encode_jsonl(
     on_bad_line: Callable[[BadLine], None] | None = None,
     workers: int = 1,
     mp_context: str | None = None,
+    on_collision: str = "warn",
+    on_collision_found: Callable[[int, int], None] | None = None,
 ) -> EncodeStats:
     """Encode a JSONL file of conversations (OpenAI/HF chat shape) into Parquet.
 
@@ -343,9 +364,16 @@ def encode_jsonl(
         mp_context: ``multiprocessing`` start method for ``workers > 1`` (default ``fork``
             where the platform has it, else ``spawn``; a spawned worker rebuilds the encoder
             from its tokenizer, format and options and checks its fingerprint).
+        on_collision: two lines that differ as conversations but render to the same ids and
+            loss mask (:mod:`lvt.collisions`): ``"warn"`` counts them in the stats and calls
+            ``on_collision_found(earlier line, line)`` for each (a
+            :class:`~lvt.collisions.CollisionWarning` without one), ``"error"`` raises,
+            ``"ignore"`` does not look.
 
     Raises:
         BadLineError: the first bad line when not ``skip_bad`` (no output file is left behind).
+        CollisionError: ``on_collision="error"`` and two lines collide (the first pair; no
+            output file is left behind).
         InputFileError: the input cannot be read.
         OutputIsInputError: the output is the input file.
         OutputError: the output cannot be written (directory, permissions, disk full).
@@ -364,7 +392,9 @@ def encode_jsonl(
     out = Path(output_path)
     check_paths(src, out)
     t0 = time.perf_counter()
-    options = {"add_generation_prompt": bool(add_generation_prompt), "skip_bad": bool(skip_bad)}
+    check_on_collision(on_collision)
+    options = {"add_generation_prompt": bool(add_generation_prompt), "skip_bad": bool(skip_bad),
+               "on_collision": on_collision}
     meta = {
         "fingerprint": encoder.fingerprint(),
         "format": str(getattr(encoder, "format_name", "")),
@@ -387,7 +417,8 @@ def encode_jsonl(
     with signals_as_interrupts(redeliver=True):
         _write(src, out, encoder, meta, stats, add_generation_prompt=add_generation_prompt,
                skip_bad=skip_bad, batch_size=batch_size, progress=progress,
-               on_bad_line=on_bad_line, workers=workers, mp_context=mp_context)
+               on_bad_line=on_bad_line, workers=workers, mp_context=mp_context,
+               on_collision=on_collision, on_collision_found=on_collision_found)
     stats.seconds = time.perf_counter() - t0
     return stats
 
@@ -395,7 +426,8 @@ def encode_jsonl(
 def _write(src: Path, out: Path, encoder: Any, meta: dict[str, str], stats: EncodeStats, *,
            add_generation_prompt: bool, skip_bad: bool, batch_size: int,
            progress: bool | None, on_bad_line: Callable[[BadLine], None] | None,
-           workers: int, mp_context: str | None) -> None:
+           workers: int, mp_context: str | None, on_collision: str,
+           on_collision_found: Callable[[int, int], None] | None) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from tqdm.auto import tqdm
@@ -411,6 +443,7 @@ def _write(src: Path, out: Path, encoder: Any, meta: dict[str, str], stats: Enco
     writer = None
     ok = False
     results: Any = None
+    tracker = CollisionTracker()
     try:
         try:
             writer = pq.ParquetWriter(str(tmp), schema)
@@ -445,6 +478,19 @@ def _write(src: Path, out: Path, encoder: Any, meta: dict[str, str], stats: Enco
                 stats.rows += res.rows
                 stats.tokens += res.tokens
                 stats.loss_tokens += res.loss_tokens
+            for render, inp, line in res.digests if on_collision != "ignore" else ():
+                pair = tracker.add(render, inp, line, keep=100)
+                if pair is None:
+                    continue
+                what = (f"input lines {pair[0]} and {pair[1]} of {src} differ but render to the "
+                        "same ids and loss mask: the template does not write the difference")
+                if on_collision == "error":
+                    raise CollisionError(pair[0], pair[1], what)
+                if on_collision_found is not None:
+                    on_collision_found(*pair)
+                else:
+                    warnings.warn(what, CollisionWarning, stacklevel=3)
+        stats.collisions, stats.collision_lines = tracker.count, tracker.examples
         final = {
             "rows": str(stats.rows),
             "skipped": str(stats.skipped),
@@ -453,6 +499,8 @@ def _write(src: Path, out: Path, encoder: Any, meta: dict[str, str], stats: Enco
             "bad_lines": json.dumps(
                 [[b.line, b.reason] for b in stats.bad_lines[:100]], ensure_ascii=False
             ),
+            "collisions": str(stats.collisions),
+            "collision_lines": json.dumps([list(p) for p in stats.collision_lines]),
             "complete": "1",
         }
         try:

@@ -47,6 +47,7 @@ __all__ = [
     "take_text_at",
     "text",
     "text_only",
+    "token_index",
     "toks",
     "trim",
 ]
@@ -394,3 +395,16 @@ def decode_syms_at(
     if bad is not None:
         return None, bad
     return out, None
+
+
+def token_index(s: Stream, k: int, ts: Sequence[int], reserved: frozenset[int]) -> int:
+    """The index in ``ts`` of the first token of symbol ``k`` of its stream ``s`` (a control
+    symbol is one token; a text symbol the run of tokens up to the next reserved id)."""
+    pos, n = 0, len(ts)
+    for x in s[:k]:
+        if isinstance(x, int):
+            pos += 1
+        else:
+            while pos < n and ts[pos] not in reserved:
+                pos += 1
+    return pos
