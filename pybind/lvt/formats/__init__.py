@@ -214,18 +214,13 @@ register(FormatSpec(
     {"date_string": "", "tools_in_user_message": True},
     proven="Verified/Thm/Llama.lean: prefix_stable", tokenizer="llama3.1", corpus="llama3.1"))
 
-_LLAMA30_EXT = ("tested, not proven: prefix (every message is a header turn of its own and "
-                "<|begin_of_text|> is written with the first; the generation prompt is the "
-                "header an answer starts with)")
-_LLAMA30_LAWFUL = ("not proven for Llama 3's lowering (lvt.families.llama_template): the "
-                   "structure's lawful is stated for Llama 3.1's system turn, which this "
-                   "template does not write, and no Lean definition states this one yet; "
-                   "tested by tests/test_llama_template.py and tests/test_roundtrip_property.py")
+_LLAMA30_LAWFUL = "Verified/Thm/LlamaPlain.lean: lawful0, llama30_lawful"
 register(FormatSpec(
     "llama3.0", "llama", "Meta-Llama-3-Instruct (Llama 3.1's header turns with no system "
     "preamble: every message a header turn, content trimmed; no tool syntax: tools refused)",
-    "NousResearch-Meta-Llama-3-8B-Instruct", _LLAMA30_EXT, {},
+    "NousResearch-Meta-Llama-3-8B-Instruct", "prefix", {},
     {"loop": "llama3.0", "tools": False}, aliases=("meta-llama-3",), lawful=_LLAMA30_LAWFUL,
+    proven="Verified/Thm/LlamaPlainPrefix.lean: prefix_stable0, prompt_prefix0",
     tokenizer="llama3", corpus="llama3.1"))
 
 # -- the Gemma 4 structure (lvt.families.gemma4; text and reasoning; tested, not proven) ----
