@@ -9,6 +9,7 @@ public import Verified.Spec.Format
 public import Verified.Spec.QwenText
 public import Verified.Spec.QwenXml
 public import Verified.Spec.Qwen
+public import Verified.Spec.QwenQwQ
 public import Verified.Spec.QwenEntries
 public import Verified.Spec.Llama
 public import Verified.Spec.LlamaPlain
@@ -30,6 +31,7 @@ public import Verified.Thm.Span
 public import Verified.Thm.Items
 public import Verified.Thm.Format
 public import Verified.Thm.Qwen
+public import Verified.Thm.QwenQwQ
 public import Verified.Thm.QwenEntries
 public import Verified.Thm.QwenXml
 public import Verified.Thm.Llama

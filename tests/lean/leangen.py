@@ -260,7 +260,8 @@ def format_term(fam: Any) -> str:
         i = fam.ids
         ids = (f"⟨{i.im_start}, {i.im_end}, {i.call_open}, {i.call_close}, "
                f"{_opt_pair(i.tool_response)}, {_opt_pair(i.think)}, {nat_list(i.extra)}⟩")
-        mode = {"v25": ".v25", "exact": ".exact", "stable": ".stable"}[fam.mode]
+        # QwQ's loop (`Spec/QwenQwQ.lean`) is stated over a record of mode `exact`
+        mode = {"v25": ".v25", "exact": ".exact", "stable": ".stable", "qwq": ".exact"}[fam.mode]
         ds = "none" if fam.default_system is None else f"some {lean_string(fam.default_system)}"
         return (f"(⟨{ids}, {mode}, {str(fam.enable_thinking).lower()}, {ds}, "
                 f"{str(fam.prompt_think).lower()}⟩ : Qwen.QwenFmt)")
@@ -350,15 +351,19 @@ def lower_name(fam: Any) -> str:
 def version_suffix(fam: Any) -> str:
     """The suffix of a structure version's Lean names (``V3``: ``Mistral.layoutV3``,
     ``Mistral.formatV3``; ``D``: the tagged turns with a default system turn,
-    ``Tagged.layoutD``; ``0``: Llama 3's loop, ``Llama.lower0``), empty for the others."""
+    ``Tagged.layoutD``; ``0``: Llama 3's loop, ``Llama.lower0``; ``Q``: QwQ's loop,
+    ``Qwen.lowerQ``), empty for the others."""
     from lvt.families.llama_template import Llama3
     from lvt.families.mistral_v3 import MistralV3
+    from lvt.families.qwen_template import QwQ
     from lvt.families.tagged import Tagged
 
     if isinstance(fam, Tagged) and fam.default_system is not None:
         return "D"
     if isinstance(fam, Llama3):
         return "0"
+    if isinstance(fam, QwQ):
+        return "Q"
     return "V3" if isinstance(fam, MistralV3) else ""
 
 
@@ -480,8 +485,8 @@ def table_codec_term(table: Mapping[str, Sequence[int]], byte_table: Mapping[int
 
 
 #: The family specifications, by family class name (``Qwen`` → ``Verified.Spec.Qwen``).
-FAMILY_SPECS = ("Qwen", "Llama", "LlamaPlain", "Gemma", "Mistral", "MistralV3", "DeepSeek",
-                "Harmony", "Tagged", "TaggedDefault")
+FAMILY_SPECS = ("Qwen", "QwenQwQ", "Llama", "LlamaPlain", "Gemma", "Mistral", "MistralV3",
+                "DeepSeek", "Harmony", "Tagged", "TaggedDefault")
 
 MODULE_HEADER = """module
 
@@ -506,6 +511,8 @@ def spec_of(fam: Any) -> str:
         name = "TaggedDefault"
     if name == "Llama3":
         name = "LlamaPlain"
+    if name == "QwQ":
+        name = "QwenQwQ"
     if name not in FAMILY_SPECS:
         raise ValueError(f"no Lean specification for family {name!r}")
     return name

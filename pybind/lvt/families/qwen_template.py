@@ -27,10 +27,12 @@ differences:
   sampled tokens a :class:`~lvt.model.Sampled` block keeps verbatim.
 
 Layout and reader are the structure's (``Verified/Spec/Qwen.lean``), unchanged; only the
-lowering differs. No Lean definition states this lowering yet: the entry's ``lawful`` says so,
-and round trip, parity and refusals are tested (``tests/parity/test_entries.py``,
-``tests/test_qwen_template.py``). Read back, a render with tools and no system message is the
-conversation with an empty system message written out; both render to the same ids.
+lowering differs, and ``Verified/Spec/QwenQwQ.lean`` states it (``lowerQ``; this class is its
+transliteration): ``lawfulQ`` and ``qwq_lawful`` (``Thm/QwenQwQ.lean``) prove the round trip,
+``tests/lean/test_differential_qwq.py`` compares the two in the kernel, and parity and
+refusals are tested (``tests/parity/test_entries.py``, ``tests/test_qwen_template.py``). Read
+back, a render with tools and no system message is the conversation with an empty system
+message written out; both render to the same ids.
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ class QwQ(Qwen):
     def __init__(self, ids: QwenIds) -> None:
         # the think ids are the prompt's; `exact` only selects the base class's checks
         super().__init__(ids, "exact", True, None, prompt_think=True, tools=True)
-        #: Not a mode of ``Verified/Spec/Qwen.lean``: the native backend (whose wire carries
-        #: the Lean modes only) leaves this family to the reference backend.
+        #: Not a mode of ``Verified/Spec/Qwen.lean`` but its own lowering (``lowerQ``): the
+        #: native backend (whose wire carries the Lean modes only) leaves it to the reference
+        #: backend.
         self.mode = "qwq"
 
     def lower_msg(self, n: int, last_q: int, i: int, m: Message) -> list[tuple[str, Any]]:

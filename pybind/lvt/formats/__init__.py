@@ -106,9 +106,7 @@ _QWQ_EXT = ("tested, not proven: prefix for appends after a message that is not 
             "message (the last assistant message keeps its leading newlines, which history "
             "drops), except a tool result appended after a tool result; the generation prompt "
             "opens <think>, which a text answer's render does not (a sampled turn keeps it)")
-_QWQ_LAWFUL = ("not proven for QwQ's lowering (lvt.families.qwen_template): the structure's "
-               "lawful is stated for its own modes, and no Lean definition states this one "
-               "yet; tested by tests/test_qwen_template.py and tests/test_roundtrip_property.py")
+_QWQ_LAWFUL = "Verified/Thm/QwenQwQ.lean: lawfulQ, qwq_lawful"
 
 # -- the Qwen structure (Verified/Spec/Qwen.lean; entries as its `qwen25`, `qwen3`, ...) ----
 register(FormatSpec(
