@@ -19,6 +19,7 @@ public import Verified.Spec.MistralLayout
 public import Verified.Spec.MistralLower
 public import Verified.Spec.Mistral
 public import Verified.Spec.MistralV3
+public import Verified.Spec.MistralTemplate
 public import Verified.Spec.HarmonyTools
 public import Verified.Spec.Harmony
 public import Verified.Spec.CharCodec
@@ -62,6 +63,7 @@ public import Verified.Thm.MistralMask
 public import Verified.Thm.MistralRead
 public import Verified.Thm.MistralLower
 public import Verified.Thm.MistralRound
+public import Verified.Thm.MistralTemplate
 public import Verified.Thm.Golden
 public import Verified.Thm.MistralV3
 public import Verified.Thm.MistralV3Mask

@@ -234,6 +234,11 @@ def format_term(fam: Any) -> str:
                f"{o(i.tool_content)}, {nat_list(i.extra)}⟩")
         return f"(⟨{ids}, {'true' if fam.dummy else 'false'}⟩ : Mistral.V3Fmt)"
     if isinstance(fam, Mistral):
+        from lvt.families.mistral_template import MistralTemplate
+
+        if isinstance(fam, MistralTemplate):  # a template's loop: the record and its default
+            return (f"(⟨{mistral_format_term(fam)}, {lean_string(fam.default_system)}⟩ : "
+                    "Mistral.MistralTFmt)")
         return mistral_format_term(fam)
     from lvt.families.tagged import Tagged
 
@@ -352,8 +357,10 @@ def version_suffix(fam: Any) -> str:
     """The suffix of a structure version's Lean names (``V3``: ``Mistral.layoutV3``,
     ``Mistral.formatV3``; ``D``: the tagged turns with a default system turn,
     ``Tagged.layoutD``; ``0``: Llama 3's loop, ``Llama.lower0``; ``Q``: QwQ's loop,
-    ``Qwen.lowerQ``), empty for the others."""
+    ``Qwen.lowerQ``; ``T``, ``S``: the Mistral 2512 and Small 3 templates' loops,
+    ``Mistral.lowerT``, ``Mistral.lowerS``), empty for the others."""
     from lvt.families.llama_template import Llama3
+    from lvt.families.mistral_template import MistralSmall3, MistralTemplate
     from lvt.families.mistral_v3 import MistralV3
     from lvt.families.qwen_template import QwQ
     from lvt.families.tagged import Tagged
@@ -364,6 +371,10 @@ def version_suffix(fam: Any) -> str:
         return "0"
     if isinstance(fam, QwQ):
         return "Q"
+    if isinstance(fam, MistralSmall3):
+        return "S"
+    if isinstance(fam, MistralTemplate):
+        return "T"
     return "V3" if isinstance(fam, MistralV3) else ""
 
 
@@ -486,7 +497,7 @@ def table_codec_term(table: Mapping[str, Sequence[int]], byte_table: Mapping[int
 
 #: The family specifications, by family class name (``Qwen`` → ``Verified.Spec.Qwen``).
 FAMILY_SPECS = ("Qwen", "QwenQwQ", "Llama", "LlamaPlain", "Gemma", "Mistral", "MistralV3",
-                "DeepSeek", "Harmony", "Tagged", "TaggedDefault")
+                "MistralTemplate", "DeepSeek", "Harmony", "Tagged", "TaggedDefault")
 
 MODULE_HEADER = """module
 
@@ -513,6 +524,8 @@ def spec_of(fam: Any) -> str:
         name = "LlamaPlain"
     if name == "QwQ":
         name = "QwenQwQ"
+    if name in ("MistralTemplate", "MistralSmall3"):
+        name = "MistralTemplate"
     if name not in FAMILY_SPECS:
         raise ValueError(f"no Lean specification for family {name!r}")
     return name

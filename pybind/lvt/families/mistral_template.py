@@ -20,10 +20,12 @@ conversation, owned by message 0 (never learned), so the owners of every other t
 positions named in errors stay the user's message indices. Read back, the render is the
 conversation with that system message written out; both render to the same ids.
 
-The structure's Lean theorems (``Verified/Thm/MistralRound.lean``) are about its layout and
-reader, which this class does not change; no Lean definition states these two lowering steps
-yet (``FormatSpec.lawful`` says so for these entries; round trip, parity and refusals are
-tested).
+Layout and reader are the structure's (``Verified/Spec/Mistral.lean``), unchanged; both loops
+are stated in ``Verified/Spec/MistralTemplate.lean`` (``lowerT`` for :class:`MistralTemplate`,
+``lowerS`` for :class:`MistralSmall3`; these classes are their transliteration) and proven
+lawful for every record with well-formed ids and any default text (``lawfulT``, ``lawfulS``,
+``tekkenT_lawful``, ``tekkenS_lawful`` in ``Thm/MistralTemplate.lean``);
+``tests/lean/test_differential_mistral_template.py`` compares them in the kernel.
 """
 
 from __future__ import annotations

@@ -89,11 +89,8 @@ _MINISTRAL3_EXTENSION = ("tested, not proven: prefix (v13; the default system pr
 _SMALL3_EXTENSION = ("tested, not proven: prefix (the default system prompt is written only "
                      "when the first message is not a system message; the date is fixed when "
                      "the encoder is built)")
-_DEFAULT_SYSTEM_LAWFUL = (
-    "not proven for the default system prompt and untrimmed answers: the structure's "
-    "tekken_lawful is stated for its own lowering, which these two steps change, and no Lean "
-    "definition states them yet; tested by tests/parity/test_mistral_entries.py and "
-    "tests/test_roundtrip_property.py")
+_DEFAULT_SYSTEM_LAWFUL = "Verified/Thm/MistralTemplate.lean: lawfulT, tekkenT_lawful"
+_SMALL3_LAWFUL = "Verified/Thm/MistralTemplate.lean: lawfulS, tekkenS_lawful"
 _MISTRAL_STABLE_EXTENSION = ("prefix (every version); proven for layouts and renders (ids, mask, "
                              "owners; any codec, either generation prompt)")
 
@@ -310,7 +307,7 @@ for _name, _tpl, _what in (("mistral-small-3.1", "Small-3.1-24B-Instruct-2503", 
         f"mistralai-Mistral-{_tpl}", _SMALL3_EXTENSION, {"date_string": ""},
         {"stable": False, "version": "v7", "default_system": MISTRAL_SMALL3_SYSTEM,
          "loop": "small3"},
-        aliases=(f"mistral-{_tpl.lower()}",), lawful=_DEFAULT_SYSTEM_LAWFUL,
+        aliases=(f"mistral-{_tpl.lower()}",), lawful=_SMALL3_LAWFUL,
         tokenizer="mistral", corpus="mistral"))
 register(FormatSpec(
     "mistral-stable", "mistral", "Mistral tekken with [AVAILABLE_TOOLS] before the first user "
