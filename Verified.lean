@@ -66,6 +66,8 @@ public import Verified.Thm.MistralRound
 public import Verified.Thm.MistralTemplate
 public import Verified.Thm.Golden
 public import Verified.Thm.MistralV3
+public import Verified.Thm.MistralV3Sound
+public import Verified.Thm.MistralV3Round
 public import Verified.Thm.MistralV3Mask
 public import Verified.Thm.TaggedRead
 public import Verified.Thm.TaggedLawful

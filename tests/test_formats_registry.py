@@ -34,8 +34,7 @@ def test_proven_names_existing_theorems(fmt: str) -> None:
 
 #: The formats whose `Format.Lawful` is not proven (tested only): a claim that appears or
 #: disappears must be made on purpose.
-_NOT_LAWFUL = {"mistral-7b-v0.3", "mistral-nemo-2407", "gemma4", "gemma4-31b", "gemma4-e4b",
-               "otel-llm-e4b"}
+_NOT_LAWFUL = {"gemma4", "gemma4-31b", "gemma4-e4b", "otel-llm-e4b"}
 
 
 def test_the_unproven_formats_are_the_ones_listed() -> None:

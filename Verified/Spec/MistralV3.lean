@@ -33,8 +33,10 @@ This model has no JSON parser: the front end (`lvt.families.mistral_v3.content_j
 the message text as that JSON before lowering, and `lowerV3` takes it as given.
 
 This file defines the format; `Verified/Thm/MistralV3.lean` checks its entries' ids by
-`decide`. Its round trip, mask, no-forgery and extension theorems are not proven here (the v7,
-v11 and v13 theorems of `Thm/Mistral*.lean` are stated over `MistralFmt`, which v3 is not).
+`decide`, `Thm/MistralV3Sound.lean` and `Thm/MistralV3Round.lean` prove it lawful
+(`lawfulV3`: round trip, parse soundness, injectivity of the lowered form, no forgery) for
+every `V3Fmt` with distinct named ids, and `Thm/MistralV3Mask.lean` its loss mask; its
+extension property is tested, not proven.
 -/
 
 namespace Verified.Mistral

@@ -326,9 +326,8 @@ register(FormatSpec(
     "prompt move to the last user message); tested, not proven", {},
     {"stable": False, "version": "v3", "dummy_prefix": True},
     aliases=("mistral-v3", "mistral-7b-instruct-v0.3"),
-    lawful="not proven for v3: Verified/Spec/MistralV3.lean defines it, tests/test_mistral_v3.py"
-    " checks the round trip, mask and no-forgery on renders (the loss mask is proven: "
-    "Verified/Thm/MistralV3Mask.lean maskV3_owner)", tokenizer="mistral-v3",
+    lawful="Verified/Thm/MistralV3Round.lean: lawfulV3, mistral7bV03_lawful",
+    tokenizer="mistral-v3",
     corpus="mistral"))
 
 
@@ -338,9 +337,8 @@ register(FormatSpec(
     "prefix for appends with no user or system message ([AVAILABLE_TOOLS] and the system "
     "prompt move to the last user message); tested, not proven", {},
     {"stable": False, "version": "v3", "dummy_prefix": False}, aliases=("mistral-nemo-v3",),
-    lawful="not proven for v3: Verified/Spec/MistralV3.lean defines it (nemoV3), "
-    "tests/test_mistral_v3.py checks it against mistral-common (the loss mask is proven: "
-    "Verified/Thm/MistralV3Mask.lean maskV3_owner)", tokenizer="mistral-nemo",
+    lawful="Verified/Thm/MistralV3Round.lean: lawfulV3, nemoV3_lawful",
+    tokenizer="mistral-nemo",
     corpus="mistral"))
 
 
