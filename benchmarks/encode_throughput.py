@@ -12,7 +12,9 @@ the same synthetic conversations, one run each:
 4. **the decode-law check's cost**: lvt again with ``strict=True`` (the default: every
    distinct span decoded and compared with its text) and ``strict=False`` (the unsafe
    opt-out), alternating, ``--repeat`` rounds each (fresh encoders), best of each; and the
-   check alone, timed on the spans lvt encoded.
+   check alone, timed on the spans lvt encoded;
+5. **the collision check's cost** (``lvt.collisions``, on by default in ``encode_batch``): the
+   check alone on the same batch, as a share of lvt's time.
 
 Before any figure is printed, lvt's ids are asserted equal to the template's for every
 conversation (and the floor's too), so the three pipelines time the same output.
@@ -170,6 +172,16 @@ def bench(family: str, n: int, group: int, repeat: int = 2) -> dict[str, float]:
     print(f"  decode-law check alone:      {t_check:.3f} s on {len(cached)} spans "
           f"({sum(len(i) for _, i in cached)} tokens), {100 * t_check / t_lvt:.1f}% of lvt's "
           "time; plus a one-time byte table per codec")
+    # the collision check (on by default in encode_batch, so inside lvt's time above): one
+    # digest per render, conversations compared only where two digests meet
+    from lvt.collisions import check_batch
+
+    conv_objs = from_openai_batch(convs, tools=TOOLS)
+    t0 = time.perf_counter()
+    found = check_batch(conv_objs, out, "warn")
+    t_col = time.perf_counter() - t0
+    print(f"  collision check alone:       {t_col:.3f} s, {100 * t_col / t_lvt:.1f}% of lvt's "
+          f"time ({len(found)} collisions among {n} renders)")
     print(f"  ids identical on all {n} conversations (lvt = template = floor)")
     print(f"  lvt speed-up over HF:        {t_hf / t_lvt:6.2f}x   (target >= 2.5x)")
     print(f"  lvt time / BPE floor time:   {t_lvt / t_floor:6.2f}x   (target <= 1.0x)")
