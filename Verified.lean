@@ -38,6 +38,7 @@ public import Verified.Thm.QwenXml
 public import Verified.Thm.Llama
 public import Verified.Thm.LlamaPlain
 public import Verified.Thm.LlamaPlainPrefix
+public import Verified.Thm.LlamaPlainInjective
 public import Verified.Thm.DeepSeek
 public import Verified.Thm.DeepSeekRead
 public import Verified.Thm.DeepSeekRound

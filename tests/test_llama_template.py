@@ -225,3 +225,34 @@ def test_the_stated_extension_property(enc: lvt.ChatEncoder) -> None:
             if messages[k]["role"] == "assistant":
                 p = enc.encode_openai(messages[:k], add_generation_prompt=True).ids.tolist()
                 assert enc.encode_openai(messages[:k + 1]).ids.tolist()[:len(p)] == p, (name, k)
+
+
+def test_what_norm0_forgets_renders_alike_and_nothing_else_does(hf: Any,
+                                                                enc: lvt.ChatEncoder) -> None:
+    """``Llama.norm0`` (``Verified/Spec/LlamaPlain.lean``), the normalisation under which the
+    Lean proves Llama 3's render injective (``lowerInjective0``): conversations equal under it
+    render to the same ids, in lvt and in the template (content ``| trim``; no content, empty
+    and blank content alike), ``encode_batch`` reports them as a collision, and a change it
+    does not forget changes the ids."""
+    q = {"role": "user", "content": "q"}
+
+    def both(*answers: Any) -> list[list[int]]:
+        out = []
+        for a in answers:
+            msgs = [q, {"role": "assistant", "content": a}, q]
+            ids = enc.encode_openai(msgs, None, True).ids.tolist()
+            assert ids == _template(hf, [q, {"role": "assistant", "content": a or ""}, q],
+                                    True)
+            out.append(ids)
+        return out
+
+    trimmed = both("a", " a", "a \n\t")
+    assert trimmed[0] == trimmed[1] == trimmed[2]
+    blank = both("", "  ", None)
+    assert blank[0] == blank[1] == blank[2] != trimmed[0]
+    kept = both("a b", "a  b", "a\nb")  # inner whitespace is written: not forgotten
+    assert len({tuple(x) for x in kept}) == 3
+    convs = [enc.from_openai([q, {"role": "assistant", "content": a}, q], None, True)
+             for a in ("a", " a ")]
+    with pytest.warns(lvt.CollisionWarning, match=r"Plain\.payload\.text 'a' vs ' a '"):
+        enc.encode_batch(convs)

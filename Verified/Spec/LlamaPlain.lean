@@ -127,6 +127,34 @@ as `layoutV3` and `layoutD` for the other structure versions). -/
   unlayout := unlayout0 f
   erase := LConv.erase
 
+/-! ## What the template does not write -/
+
+/-- The payload a lowered payload came from. -/
+@[expose] def unlowerPay : LPay → Payload
+  | .text cs => .text cs
+  | .toks ts => .tokens ts
+
+/-- The body a lowered content reads back as: none for empty text, else one plain block. -/
+@[expose] def keptBody : LPay → List Block
+  | .text [] => []
+  | q => [.plain (unlowerPay q)]
+
+/-- What Llama 3's template keeps of a message's body: a sampled answer as it is; otherwise the
+content `| trim` as one plain block, none when that is empty text (no content, empty content
+and blank content render alike). A body lowering refuses is left as it is. -/
+@[expose] def normBody0 (m : Message) : List Block :=
+  match m.role, m.blocks with
+  | .assistant, [.sampled ts] => [.sampled ts]
+  | _, bs =>
+      match m.content? with
+      | some p => keptBody (trimPay p)
+      | none => bs
+
+/-- The normalisation under which Llama 3's lowering is injective (`Thm/LlamaPlainInjective.lean`):
+every message's body as `normBody0` keeps it. -/
+@[expose] def norm0 (c : Conversation) : Conversation :=
+  ⟨c.messages.map fun m => ⟨m.role, normBody0 m⟩, c.tools, c.addGenerationPrompt⟩
+
 /-- Llama 3's entry: Llama 3.1's control ids (the two vocabularies agree on them); the date
 and tool placement are never read by `format0`. -/
 @[expose] def llama30 : LlamaFmt := ⟨llama31Ids, [], true⟩
