@@ -8,16 +8,39 @@ import math
 import pytest
 import torch
 
+from lvt_trainer.errors import TrainerConfigError
 from lvt_trainer.gate import FixedGate, LearnableAlphaGate
 from lvt_trainer.loss import RLVRLossConfig, rlvr_loss
 from lvt_trainer.schedule import ConstantBeta, LinearDecay, WarmupDecayPerturbBeta
+from lvt_trainer.terms import gate_values
 
 
 def test_fixed_gate_values() -> None:
     a = torch.tensor([-2.0, 0.0, 1.0])
-    torch.testing.assert_close(FixedGate()(a), torch.sigmoid(a))
-    torch.testing.assert_close(FixedGate(3.0)(a), torch.sigmoid(3 * a))
+    torch.testing.assert_close(FixedGate()(a), torch.sigmoid(a.double()))
+    torch.testing.assert_close(FixedGate(3.0)(a), torch.sigmoid(3 * a.double()))
     assert FixedGate()(a)[1].item() == 0.5
+
+
+def test_the_gate_runs_in_double_precision_by_default() -> None:
+    """The method's double-precision gate: ``alpha * A`` and the sigmoid in float64, rounded
+    once to the loss's dtype; single precision (``dtype=torch.float32``) rounds ``alpha * A``
+    first and differs on most tokens."""
+    torch.manual_seed(0)
+    a = torch.randn(4096) * 4
+    ref = torch.sigmoid(1.3 * a.double())
+    for gate in (FixedGate(1.3), LearnableAlphaGate(alpha_init=1.3)):
+        g = gate(a)
+        assert g.dtype == torch.float64 and torch.equal(g, ref)
+        assert torch.equal(gate_values(gate, a), ref.float())  # what the loss multiplies
+    single = FixedGate(1.3, dtype=torch.float32)(a)
+    assert single.dtype == torch.float32 and int((single != ref.float()).sum()) > 1000
+    assert torch.equal(LearnableAlphaGate(alpha_init=1.3, dtype=torch.float32)(a), single)
+    for bad in (torch.float16, torch.bfloat16):
+        with pytest.raises(TrainerConfigError, match="gate dtype"):
+            FixedGate(dtype=bad)
+        with pytest.raises(TrainerConfigError, match="gate dtype"):
+            LearnableAlphaGate(dtype=bad)
 
 
 def _main_step(

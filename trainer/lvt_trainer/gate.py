@@ -8,6 +8,10 @@ constants).
 Two modes:
 
 * :class:`FixedGate` (default ``alpha = 1.0``).
+
+Both evaluate ``alpha * A`` and the sigmoid in float64 by default (the method's double
+precision), and the loss rounds ``gamma`` once to its dtype; ``dtype=torch.float32`` evaluates
+in single precision.
 * :class:`LearnableAlphaGate`: ``alpha`` is learnt, but **not** from the main loss. If it
   were, gradient descent on ``beta * sum(gamma * KL)`` (``KL >= 0``) would simply lower
   ``gamma`` on every token that has KL, i.e. switch the KL penalty off (``gamma -> 0``).
@@ -39,18 +43,36 @@ class Gate(Protocol):
     def __call__(self, advantages: Tensor) -> Tensor: ...
 
 
-class FixedGate:
-    """``gamma = sigmoid(alpha * A)`` with a constant ``alpha`` (default 1.0)."""
+_GATE_DTYPES = (torch.float64, torch.float32)
 
-    def __init__(self, alpha: float = 1.0) -> None:
+
+def _gate_dtype(dtype: torch.dtype) -> torch.dtype:
+    if dtype not in _GATE_DTYPES:
+        raise TrainerConfigError(f"gate dtype: expected torch.float64 (the method's double "
+                                 f"precision) or torch.float32, got {dtype!r}")
+    return dtype
+
+
+class FixedGate:
+    """``gamma = sigmoid(alpha * A)`` with a constant ``alpha`` (default 1.0).
+
+    ``alpha * A`` and the sigmoid are evaluated in ``dtype``: ``torch.float64`` by default,
+    the method's double precision (its failure case is a low-precision sigmoid, fp16's
+    ``sigmoid(10) == 1.0``); the loss rounds ``gamma`` once to its own dtype.
+    ``dtype=torch.float32`` evaluates in single precision (``alpha * A`` rounded before the
+    sigmoid), as lvt did before.
+    """
+
+    def __init__(self, alpha: float = 1.0, dtype: torch.dtype = torch.float64) -> None:
         self.alpha = float(alpha)
+        self.dtype = _gate_dtype(dtype)
 
     def __call__(self, advantages: Tensor) -> Tensor:
-        a = advantages.detach().to(torch.promote_types(advantages.dtype, torch.float32))
+        a = advantages.detach().to(torch.promote_types(advantages.dtype, self.dtype))
         return torch.sigmoid(self.alpha * a)
 
     def __repr__(self) -> str:
-        return f"FixedGate(alpha={self.alpha})"
+        return f"FixedGate(alpha={self.alpha}, dtype={self.dtype})"
 
 
 class LearnableAlphaGate(nn.Module):
@@ -84,6 +106,8 @@ class LearnableAlphaGate(nn.Module):
         max_error: clip of the log tracking error per update.
         group: process group; under data parallelism the controller's statistics are
             all-reduced so every rank takes the same step (``alpha`` stays identical).
+        dtype: the precision of ``alpha * A`` and the sigmoid in :meth:`forward` (as
+            :class:`FixedGate`: ``torch.float64`` by default).
 
     :func:`lvt_trainer.grpo.grpo_train_step` calls :meth:`update` itself after each
     optimizer step.
@@ -100,8 +124,10 @@ class LearnableAlphaGate(nn.Module):
         lr: float = 0.5,
         max_error: float = 0.2,
         group: dist.ProcessGroup | None = None,
+        dtype: torch.dtype = torch.float64,
     ) -> None:
         super().__init__()
+        self.dtype = _gate_dtype(dtype)
         if not alpha_min <= alpha_init <= alpha_max:
             raise TrainerConfigError("need alpha_min <= alpha_init <= alpha_max")
         if target_gated_kl <= 0 or lr <= 0 or max_error <= 0:
@@ -116,7 +142,7 @@ class LearnableAlphaGate(nn.Module):
 
     def forward(self, advantages: Tensor) -> Tensor:
         """Gate values for the main loss (a constant with respect to everything)."""
-        a = advantages.detach().to(torch.promote_types(advantages.dtype, torch.float32))
+        a = advantages.detach().to(torch.promote_types(advantages.dtype, self.dtype))
         return torch.sigmoid(self.alpha.to(a.device, a.dtype) * a)
 
     def _stats(self, advantages: Tensor, kl: Tensor, mask: Tensor) -> tuple[float, float]:
