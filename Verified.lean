@@ -65,6 +65,7 @@ public import Verified.Thm.MistralRead
 public import Verified.Thm.MistralLower
 public import Verified.Thm.MistralRound
 public import Verified.Thm.MistralTemplate
+public import Verified.Thm.MistralTemplateInjective
 public import Verified.Thm.Golden
 public import Verified.Thm.MistralV3
 public import Verified.Thm.MistralV3Sound

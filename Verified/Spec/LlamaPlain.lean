@@ -129,16 +129,6 @@ as `layoutV3` and `layoutD` for the other structure versions). -/
 
 /-! ## What the template does not write -/
 
-/-- The payload a lowered payload came from. -/
-@[expose] def unlowerPay : LPay → Payload
-  | .text cs => .text cs
-  | .toks ts => .tokens ts
-
-/-- The body a lowered content reads back as: none for empty text, else one plain block. -/
-@[expose] def keptBody : LPay → List Block
-  | .text [] => []
-  | q => [.plain (unlowerPay q)]
-
 /-- What Llama 3's template keeps of a message's body: a sampled answer as it is; otherwise the
 content `| trim` as one plain block, none when that is empty text (no content, empty content
 and blank content render alike). A body lowering refuses is left as it is. -/

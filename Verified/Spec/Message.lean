@@ -109,6 +109,17 @@ inductive LPay where
   | .text s => .text s
   | .tokens ts => .toks ts
 
+/-- The payload a lowered payload came from (the inverse of `Payload.lower`). -/
+@[expose] def LPay.raise : LPay → Payload
+  | .text cs => .text cs
+  | .toks ts => .tokens ts
+
+/-- The body a lowered content reads back as: no block for empty text (no content and empty
+content render alike in the templates that write content alone), else one plain block. -/
+@[expose] def keptBody : LPay → List Block
+  | .text [] => []
+  | q => [.plain q.raise]
+
 /-- A lowered payload is empty (the template's `if content` is false). -/
 @[expose] def LPay.isEmpty : LPay → Bool
   | .text cs => cs.isEmpty

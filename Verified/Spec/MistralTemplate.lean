@@ -164,6 +164,32 @@ message as its content only (a sampled turn kept), anything else refused (no too
   unlayout := unlayout g.fmt
   erase := MConv.erase
 
+/-! ## What Small 3's template does not write -/
+
+/-- What Small 3's template keeps of a message's body: a sampled answer as it is; otherwise its
+content as one plain block, none when that is empty text (no content and empty content render
+alike). A body lowering refuses is left as it is. -/
+@[expose] def normBodyS (m : Message) : List Block :=
+  match m.role, m.blocks with
+  | .assistant, [.sampled ts] => [.sampled ts]
+  | _, bs =>
+      match m.content? with
+      | some p => keptBody p
+      | none => bs
+
+/-- The normalisation under which Small 3's lowering is injective
+(`Thm/MistralTemplateInjective.lean`): every message's body as `normBodyS` keeps it, the
+default system prompt written out as the first message when the conversation does not open
+with a system message (`{%- else %}` the default: the render is the same), no tools (an empty
+list renders as none; a non-empty one is refused) and no generation prompt (the Mistral
+markup writes nothing for it: a render with it is the render without). -/
+@[expose] def normS (c : Conversation) : Conversation :=
+  let ms := c.messages.map fun m => (⟨m.role, normBodyS m⟩ : Message)
+  ⟨match c.messages with
+    | m :: _ => if m.role.isSystem then ms else ⟨.system, keptBody (.text g.dflt)⟩ :: ms
+    | [] => ms,
+    none, false⟩
+
 end Verified.Mistral
 
 end

@@ -21,12 +21,7 @@ namespace Verified.Tagged
 
 open Verified
 
-/-- The payload a lowered payload came from. -/
-@[expose] def raisePay : LPay → Payload
-  | .text cs => .text cs
-  | .toks ts => .tokens ts
-
-theorem raise_lower (q : Payload) : raisePay q.lower = q := by
+theorem raise_lower (q : Payload) : q.lower.raise = q := by
   cases q <;> rfl
 
 /-- The canonical message of a turn: its reasoning block where the render writes reasoning,
@@ -35,14 +30,14 @@ then its content. -/
   | .sampled ts _ => ⟨.assistant, [.sampled ts]⟩
   | .msg r th p _ =>
       ⟨r, (match th with
-        | some q => if f.keep && q != .text [] then [.reasoning (raisePay q)] else []
-        | none => []) ++ [.plain (raisePay p)]⟩
+        | some q => if f.keep && q != .text [] then [.reasoning q.raise] else []
+        | none => []) ++ [.plain p.raise]⟩
 
 theorem raise_erase (f : TaggedFmt) (t : TTurn) : raise f t.erase = raise f t := by
   cases t <;> rfl
 
 theorem normContent_of_content {r : Role} {bs : List Block} {p : LPay}
-    (h : Message.content? ⟨r, bs⟩ = some p) : normContent bs = [.plain (raisePay p)] := by
+    (h : Message.content? ⟨r, bs⟩ = some p) : normContent bs = [.plain p.raise] := by
   unfold Message.content? at h
   split at h
   · rename_i hb

@@ -202,3 +202,34 @@ def test_small3_template_is_detected_as_its_entry_not_as_mistral(fmt: str) -> No
 
     d = detect(zoo_hf_tokenizer("mistral", lvt.FORMATS[fmt].template))
     assert d.format == fmt and d.by_hash and d.compared >= 3
+
+
+@pytest.mark.parametrize("fmt", SMALL3)
+def test_small3_what_normS_forgets_renders_alike_and_nothing_else_does(fmt: str) -> None:
+    """``Mistral.normS`` (``Verified/Spec/MistralTemplate.lean``), the normalisation under
+    which the Lean proves Small 3's render injective (``lowerInjectiveS``), against the
+    template: the default system prompt written out, no content as empty content, an empty
+    tool list as none and the generation prompt (the markup writes nothing for it) render
+    alike; ``encode_batch`` reports such a pair; a change ``normS`` does not forget (a space
+    the template writes) changes the ids."""
+    enc = _encoder(fmt)
+    q = {"role": "user", "content": "q"}
+    default = enc.family.default_system
+
+    def ids(msgs: Any, tools: Any = None, gen: bool = False, template: bool = True) -> list[int]:
+        got = enc.encode_openai(msgs, tools, gen).ids.tolist()
+        if template:
+            assert got == _template_ids(fmt, msgs, tools, gen)
+        return got
+
+    base = ids([q, {"role": "assistant", "content": ""}])
+    assert ids([{"role": "system", "content": default}, q,
+                {"role": "assistant", "content": ""}]) == base
+    # the template raises on `None` content (`message['content'] + eos_token`): lvt only
+    assert ids([q, {"role": "assistant", "content": None}], template=False) == base
+    assert ids([q, {"role": "assistant", "content": ""}], [], True) == base
+    assert ids([q, {"role": "assistant", "content": " "}]) != base
+    convs = [enc.from_openai([q], None, False),
+             enc.from_openai([{"role": "system", "content": default}, q], None, False)]
+    with pytest.warns(lvt.CollisionWarning, match="conversations 0 and 1 differ"):
+        enc.encode_batch(convs)
