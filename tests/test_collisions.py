@@ -120,6 +120,7 @@ def test_tracker_keeps_digests_only() -> None:
     assert t.add(b"r2", b"i2", 3) is None
     assert t.add(b"r1", b"i3", 4) == (1, 4)
     assert t.add(b"r1", b"i4", 5, keep=1) == (1, 5)
+    assert t.add(b"r1", b"i3", 6) is None  # a repeat of an input that already collided
     assert t.count == 2 and t.examples == [(1, 4)]
     assert Collision(1, 4, "x").describe("lines") == (
         "lines 1 and 4 differ (x) but render to the same ids and loss mask: the template does "

@@ -128,26 +128,31 @@ def first_difference(c: Conversation, d: Conversation) -> str:
 
 
 class CollisionTracker:
-    """Collisions among examples seen one at a time (a dataset streamed in chunks).
+    """Collisions among examples seen one at a time (a dataset streamed in chunks), with the
+    semantics of :func:`check_batch`: each distinct input that renders as an earlier, other
+    input is one collision, reported against the first input of that render; a repeat of an
+    input already seen is none.
 
-    Only digests are kept (two 16-byte digests and an int per distinct example), so a run over
-    millions of rows holds tens of megabytes; the inputs themselves are not kept, and the
-    difference of a collision found here is named from the digests' owners by the caller.
+    Only digests are kept: two 16-byte digests and an int per distinct render, plus the input
+    digests of renders that collided, so a run over millions of rows holds tens of megabytes.
     """
 
     def __init__(self) -> None:
         self._seen: dict[bytes, tuple[bytes, int]] = {}
+        self._more: dict[bytes, set[bytes]] = {}  # per collided render, its other inputs
         self.count = 0
         self.examples: list[tuple[int, int]] = []
 
     def add(self, render: bytes, inp: bytes, where: int, keep: int = 10) -> tuple[int, int] | None:
         """Record an example (its digests and where it is); the earlier input it collides with
         and ``where``, or ``None``. The first ``keep`` collisions are kept in ``examples``."""
-        prev = self._seen.setdefault(render, (inp, where))
-        if prev[0] == inp:
+        first, at = self._seen.setdefault(render, (inp, where))
+        more = self._more.setdefault(render, set()) if first != inp else None
+        if more is None or inp in more:
             return None
+        more.add(inp)
         self.count += 1
-        pair = (prev[1], where)
+        pair = (at, where)
         if len(self.examples) < keep:
             self.examples.append(pair)
         return pair
