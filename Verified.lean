@@ -8,6 +8,7 @@ public import Verified.Spec.Span
 public import Verified.Spec.Format
 public import Verified.Spec.QwenText
 public import Verified.Spec.QwenXml
+public import Verified.Spec.QwenXmlFormat
 public import Verified.Spec.Qwen
 public import Verified.Spec.QwenQwQ
 public import Verified.Spec.QwenEntries
@@ -35,6 +36,8 @@ public import Verified.Thm.Qwen
 public import Verified.Thm.QwenQwQ
 public import Verified.Thm.QwenEntries
 public import Verified.Thm.QwenXml
+public import Verified.Thm.QwenXmlRead
+public import Verified.Thm.QwenXmlLawful
 public import Verified.Thm.Llama
 public import Verified.Thm.LlamaPlain
 public import Verified.Thm.LlamaPlainPrefix
