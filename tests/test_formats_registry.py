@@ -48,7 +48,7 @@ def test_lawful_names_existing_theorems(fmt: str) -> None:
     """Every format names the Lean theorems that make it `Format.Lawful` (round trip, parse
     soundness, injectivity, no forgery), and they are theorems of the files named."""
     spec = lvt.FORMATS[fmt]
-    if spec.family == "qwen-xml":  # not yet proven: the registry claims nothing
+    if spec.params.get("coder"):  # Qwen3-Coder: not yet proven, the registry claims nothing
         assert spec.lawful is None and spec.proven is None and "tested" in spec.extension
         return
     assert spec.lawful, fmt
@@ -258,12 +258,14 @@ def test_lvt_formats_prints_the_recorded_figure(capsys: pytest.CaptureFixture[st
         assert f"  parity     {lvt.FORMATS[fmt].parity} (tests/parity corpus" in out, fmt
     for fmt in lvt.format_names():
         lawful = lvt.FORMATS[fmt].lawful
-        if lawful is None:  # the Qwen3.5 structure and Qwen3-Coder: says so, names nothing
+        if lawful is None:  # Qwen3-Coder: says so, names nothing
             continue
         assert f"  round trip {lawful}" + (
             "\n" if lawful.startswith("not proven") else " (parse_render") in out, fmt
     unproven = [n for n in lvt.format_names() if lvt.FORMATS[n].lawful is None]
-    assert out.count("  round trip not yet proven in Lean") == len(unproven) == 6
+    assert out.count("  round trip not yet proven in Lean") == len(unproven) == 2
+    assert {lvt.FORMATS[n].family for n in unproven} == {"qwen-xml"}
+    assert all(lvt.FORMATS[n].params.get("coder") for n in unproven)
     assert "round trip None" not in out
     # every format has its real tokenizer in the zoo (lvt check's default)
     from lvt.compare.templates import DEFAULT_TOKENIZERS

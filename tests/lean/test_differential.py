@@ -238,12 +238,18 @@ def _opt(h: int | None) -> str:
     return "none" if h is None else f"some {h}"
 
 
-def vector_examples(v: Vector, fname: str, cname: str) -> list[str]:
+def vector_examples(v: Vector, fname: str, cname: str,
+                    terms: tuple[str, str, str] | None = None) -> list[str]:
+    """The examples of one vector: its lowering's layout, render and parse (and its corrupted
+    parse). ``terms``: the Lean lowering (applied to the conversation), layout and format
+    when they are not the family's ``lower``/``layout``/``format`` of ``fname``."""
     ns = lg.family_ns(family(v.inst))
     sfx = lg.version_suffix(family(v.inst))
     low = f"({lg.lower_name(family(v.inst))} {fname} {cname})"
     lay = f"{ns}.layout{sfx} {fname}"
     fmt = f"({ns}.format{sfx} {fname})"
+    if terms is not None:
+        low, lay, fmt = f"({terms[0]} {cname})", terms[1], terms[2]
     dec = " := by decide +kernel"
     out = [f"-- {v.label}",
            f"example : ({low}.map fun q => hashCode (layoutCode ({lay} q))) = {_opt(v.layout)}"

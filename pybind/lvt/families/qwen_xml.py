@@ -336,20 +336,45 @@ class QwenXml(Qwen):
         return QConv(tuple(turns), len(c.messages) if c.add_generation_prompt else None)
 
     def turn_ok(self, t: Any) -> str | None:
-        """``None`` when the turn reads back, else the reason."""
+        """``turnOkX``: ``None`` when the turn reads back, else the reason."""
         if isinstance(t, ToolsSystem):
+            if not t.tools:
+                return "a tools turn without tools"
             if any("\n" in j for j in t.tools):
                 return "a tool definition serialises with a newline"
-            return None
+            if t.sys is not None and lpay_is_empty(t.sys):
+                return "an empty system text in a tools turn (the template writes none)"
+            return None if t.sys is None else self._free(t.sys)
         if isinstance(t, AssistantTurn):
             for p in ([] if t.think is None else [t.think]) + [t.content]:
                 why = self._free(p)
                 if why is not None:
                     return why
+            for k in t.calls:
+                if not _readable(k):
+                    return (f"the call {k.name!r} does not read back from its text (a name "
+                            "holding '>\n' or a value holding '\n</parameter>\n')")
+            if t.sep != (not lpay_is_empty(t.content) and bool(t.calls)):
+                return "the '\n\n' before the calls is written exactly after non-empty content"
             return None
+        if isinstance(t, ToolGroup) and not t.results:
+            return "an empty group of tool results"
         return super().turn_ok(t)
 
     # -- reading back --------------------------------------------------------------------
+
+    def unlayout_at(self, s: Stream) -> tuple[QConv, None] | tuple[None, int]:
+        """``unlayout``: the parse (``unlayoutCands``), kept only when it lays out to ``s``
+        again (the check that makes the reader sound by construction); a parse that does not
+        is refused at the first symbol where its layout differs."""
+        q, at = super().unlayout_at(s)
+        if q is None:
+            return None, at
+        again = core.syms(self.layout(q))
+        if again == s:
+            return q, None
+        diff = (j for j, (x, y) in enumerate(zip(again, s, strict=False)) if x != y)
+        return None, next(diff, min(len(again), len(s)))
 
     def parse_call(self, cs: str) -> XCall | None:  # type: ignore[override]
         """A call's text back to the call: ``None`` unless it is a render of one."""
@@ -413,6 +438,14 @@ class QwenXml(Qwen):
             return ToolsSystem(None, tools, 0)
         s = core.strip_prefix("\n\n", z)
         return None if not s else ToolsSystem(s, tools, 0)
+
+
+def _readable(k: XCall) -> bool:
+    """``XCall.readable``: a name clear of ``'>\\n'``, values clear of
+    ``'\\n</parameter>\\n'``."""
+    return (core.clear_of(">\n", k.name)
+            and all(core.clear_of(">\n", p) and core.clear_of("\n</parameter>\n", v)
+                    for p, v in k.params))
 
 
 def _nfc(s: str) -> str:

@@ -153,7 +153,10 @@ register(FormatSpec(
     "prompt opens <think>)", "Qwen-QwQ-32B@16488a", _QWQ_EXT, {}, {"loop": "qwq"},
     aliases=("qwq-32b",), lawful=_QWQ_LAWFUL, tokenizer="qwen3", corpus="qwen3"))
 
-# -- the Qwen3.5 structure (lvt.families.qwen_xml; XML calls; tested, not yet proven) -----
+# -- the Qwen3.5 structure (lvt.families.qwen_xml; Verified/Spec/QwenXmlFormat.lean) --------
+#: lawful for every entry and every value typing (the argument JSON to parameter texts, a
+#: parameter of the Lean lowering: `formatX f ap`)
+_XML_LAWFUL = "Verified/Thm/QwenXmlLawful.lean: lawfulX, {}"
 _XML_EXT = ("tested, not proven: a render with the generation prompt is a prefix of an "
             "extension by one assistant turn when the prompt's think opening is the turn's "
             "(thinking on, or empty reasoning); an appended user message drops the earlier "
@@ -166,22 +169,26 @@ register(FormatSpec(
     "Qwen-Qwen3.6-35B-A3B", _XML_EXT,
     {"enable_thinking": True, "preserve_thinking": False},
     {"scalars": "tojson", "history": "last_query"}, aliases=("qwen3.6-35b-a3b",),
+    lawful=_XML_LAWFUL.format("qwen36_lawful"),
     tokenizer="qwen3.5", corpus="qwen3"))
 register(FormatSpec(
     "qwen3.5", "qwen-xml", "Qwen3.5 (XML tool calls, think block after the last query, "
     "non-thinking prompt unless enable_thinking is true, scalar values as Python's str)",
     "Qwen-Qwen3.5-0.8B", _XML_EXT, {"enable_thinking": False},
-    {"scalars": "string", "history": "last_query"}, tokenizer="qwen3.5", corpus="qwen3"))
+    {"scalars": "string", "history": "last_query"}, lawful=_XML_LAWFUL.format("qwen35_lawful"),
+    tokenizer="qwen3.5", corpus="qwen3"))
 register(FormatSpec(
     "ornith-1.0", "qwen-xml", "Ornith-1.0-35B (Qwen3.5 structure with a think block in every "
     "assistant turn, thinking prompt, non-string values as JSON)",
     "deepreinforce-ai-Ornith-1.0-35B", _XML_ALL_EXT, {"enable_thinking": True},
     {"scalars": "tojson", "history": "all"}, aliases=("ornith-1.0-35b",),
+    lawful=_XML_LAWFUL.format("ornith_lawful"),
     tokenizer="qwen3.5", corpus="qwen3"))
 register(FormatSpec(
     "ornith-1.0-9b", "qwen-xml", "Ornith-1.0-9B (as ornith-1.0, scalar values as Python's "
     "str)", "deepreinforce-ai-Ornith-1.0-9B", _XML_ALL_EXT, {"enable_thinking": True},
-    {"scalars": "string", "history": "all"}, tokenizer="qwen3.5", corpus="qwen3"))
+    {"scalars": "string", "history": "all"}, lawful=_XML_LAWFUL.format("ornith9b_lawful"),
+    tokenizer="qwen3.5", corpus="qwen3"))
 
 # -- Qwen3-Coder: the Qwen3.5 structure's calls, XML tool descriptions, no reasoning --------
 _CODER_EXT = "tested, not proven: prefix, except a tool result appended after a tool result"
