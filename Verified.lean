@@ -55,6 +55,7 @@ public import Verified.Thm.HarmonyCtrl
 public import Verified.Thm.HarmonyPrefix
 public import Verified.Thm.GemmaMask
 public import Verified.Thm.GemmaPrompt
+public import Verified.Thm.GemmaInjective
 public import Verified.Thm.Ffi
 public import Verified.Thm.FfiJson
 public import Verified.Thm.SymSplit

@@ -417,3 +417,41 @@ def test_property_round_trip_prefix_and_no_forgery(enc: lvt.ChatEncoder, c: Conv
         assert longer.ids.tolist()[:len(ids)] == ids
         assert longer.mask.tolist()[:len(ids)] == e.mask.tolist()
         assert longer.owner.tolist()[:len(ids)] == e.owner.tolist()
+
+
+def test_what_norm_forgets_renders_alike_and_nothing_else_does(hf: Any,
+                                                               enc: lvt.ChatEncoder) -> None:
+    """``Gemma.norm`` (``Verified/Spec/Gemma.lean``), the normalisation under which the Lean
+    proves Gemma 3's render injective (``lowerInjective``): conversations equal under it render
+    to the same ids, in lvt and in Google's template (content ``| trim``; no, empty and blank
+    content alike; a system text and the first user text as the one user text
+    ``S + '\\n\\n' + U``, the template's ``first_user_prefix``), ``encode_batch`` reports them as
+    a collision, and a change it does not forget changes the ids."""
+
+    def ids(msgs: list[dict[str, Any]]) -> list[int]:
+        got = enc.encode_openai(msgs, None, True).ids.tolist()
+        want = _template(hf, [m if m["content"] is not None else {**m, "content": ""}
+                              for m in msgs], True)
+        assert got == want, msgs
+        return got
+
+    q = {"role": "user", "content": "q"}
+    folded = [ids([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]),
+              ids([{"role": "user", "content": "Be brief.\n\nHi"}]),
+              ids([{"role": "system", "content": "Be brief."},
+                   {"role": "user", "content": "  Hi \n"}])]
+    assert folded[0] == folded[1] == folded[2]
+    # the system text is not trimmed (`messages[0]['content'] + '\n\n'`): a space is kept
+    assert ids([{"role": "system", "content": "Be brief. "},
+                {"role": "user", "content": "Hi"}]) != folded[0]
+    answers = [ids([q, {"role": "assistant", "content": a}, q]) for a in ("a", " a", "a \n")]
+    assert answers[0] == answers[1] == answers[2]
+    blank = [ids([q, {"role": "assistant", "content": a}, q]) for a in ("", "  ", None)]
+    assert blank[0] == blank[1] == blank[2] != answers[0]
+    kept = [ids([q, {"role": "assistant", "content": a}, q]) for a in ("a b", "a  b", "a\nb")]
+    assert len({tuple(x) for x in kept}) == 3  # inner whitespace is written: not forgotten
+    convs = [enc.from_openai(m, None, True) for m in (
+        [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}],
+        [{"role": "user", "content": "S\n\nU"}])]
+    with pytest.warns(lvt.CollisionWarning):
+        enc.encode_batch(convs)

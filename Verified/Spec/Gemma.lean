@@ -242,6 +242,37 @@ special added tokens `<pad>` 0, `<eos>` 1, `<unk>` 3, `<start_of_image>` 255999,
 @[expose] def gemma3Ids : GemmaIds :=
   ⟨2, 105, 106, [0, 1, 3, 255999, 256000, 262144]⟩
 
+/-! ## What lowering forgets -/
+
+/-- What the render keeps of a message: a sampled turn as it is; otherwise its content
+`| trim`med, no content and empty (or blank) content alike. -/
+@[expose] def normMsg (m : Message) : Message :=
+  match m.blocks with
+  | [.sampled _] => m
+  | _ => ⟨m.role, match m.content? with
+      | some p => keptBody (trimPay p)
+      | none => m.blocks⟩
+
+/-- The messages as the render keeps them. A leading system text is the prefix of the first
+user text (`first_user_prefix`: `messages[0]['content'] + '\n\n'`, untrimmed), so a system
+message and a user message read as the one user message their texts make; before a token
+payload the system text stays a message of its own. -/
+@[expose] def normMsgs : List Message → List Message
+  | m :: u :: ms =>
+      if m.role.isSystem then
+        match m.content?, u.content? with
+        | some (.text s), some (.text x) =>
+            ⟨.user, keptBody (.text (s ++ nl2 ++ trim x))⟩ :: ms.map normMsg
+        | some (.text s), _ => ⟨.system, keptBody (.text s)⟩ :: normMsg u :: ms.map normMsg
+        | _, _ => (m :: u :: ms).map normMsg
+      else (m :: u :: ms).map normMsg
+  | ms => ms.map normMsg
+
+/-- The normalisation under which Gemma 3's lowering is injective (`Thm/GemmaInjective.lean`):
+each message as the render keeps it, a leading system text folded into the first user text. -/
+@[expose] def norm (c : Conversation) : Conversation :=
+  ⟨normMsgs c.messages, c.tools, c.addGenerationPrompt⟩
+
 /-! ## The format -/
 
 /-- The Gemma 3 format as a `Format`. -/
