@@ -39,6 +39,7 @@ public import Verified.Thm.QwenXml
 public import Verified.Thm.QwenXmlRead
 public import Verified.Thm.QwenXmlLawful
 public import Verified.Thm.QwenXmlPrompt
+public import Verified.Thm.QwenXmlMask
 public import Verified.Thm.Llama
 public import Verified.Thm.LlamaPlain
 public import Verified.Thm.LlamaPlainPrefix

@@ -1,0 +1,236 @@
+module
+
+public import Verified.Thm.QwenXmlPrompt
+
+public section
+
+/-!
+# The Qwen3.5 structure: the learned tokens of sampled turns
+
+`mask_sampledX`: in a conversation whose assistant turns are all sampled (an RL rollout), the
+learned tokens of the render are exactly, message by message, each assistant message's sampled
+tokens followed by `<|im_end|>`, owned by that message; nothing else is learned (not the
+generation prompt, not the think opening the prompt wrote, not a user's or a tool's text).
+With `prompt_prefixX` (`Thm/QwenXmlPrompt.lean`) this is what a trainer relies on: it learns the
+ids the policy sampled, no more and no fewer.
+-/
+
+namespace Verified.QwenXml
+
+open Verified Verified.Qwen
+
+section Sampled
+
+variable (f : XmlFmt) (ap : ArgsParams)
+
+/-- What one message lowers to. -/
+theorem lowerMsgX_shape {q i : Nat} {m : Message} {ps : List XPre}
+    (h : lowerMsgX f ap q i m = some ps) :
+    (ps = [] ∧ m.role = .system) ∨ (∃ p, ps = [.result p i] ∧ m.role = .tool) ∨
+      (∃ p, ps = [.turn (.plain .user p i)] ∧ m.role = .user) ∨
+      (∃ ts, ps = [.turn (.sampled ts i)] ∧ m.role = .assistant ∧ m.blocks = [.sampled ts]) ∨
+      (∃ th c s ks, ps = [.turn (.assistant th c s ks i)] ∧ m.role = .assistant ∧
+        ∀ ts, m.blocks ≠ [.sampled ts]) := by
+  rcases m with ⟨r, bs⟩
+  cases r with
+  | assistant =>
+    unfold lowerMsgX at h
+    simp only at h
+    split at h
+    · cases h
+      exact Or.inr (Or.inr (Or.inr (Or.inl ⟨_, rfl, rfl, rfl⟩)))
+    · rename_i hb
+      obtain ⟨⟨r', c, ks⟩, -, h⟩ := Option.bind_eq_some_iff.mp h
+      obtain ⟨xs, -, rfl⟩ := Option.map_eq_some_iff.mp h
+      exact Or.inr (Or.inr (Or.inr (Or.inr ⟨_, _, _, _, rfl, rfl, fun ts e => hb ts e⟩)))
+  | user =>
+    unfold lowerMsgX at h
+    obtain ⟨p, -, rfl⟩ := Option.map_eq_some_iff.mp h
+    exact Or.inr (Or.inr (Or.inl ⟨_, rfl, rfl⟩))
+  | system =>
+    unfold lowerMsgX at h
+    simp only at h
+    split at h
+    · cases h
+      exact Or.inl ⟨rfl, rfl⟩
+    · cases h
+  | tool =>
+    unfold lowerMsgX at h
+    simp only at h
+    split at h
+    · cases h
+    · obtain ⟨p, -, rfl⟩ := Option.map_eq_some_iff.mp h
+      exact Or.inr (Or.inl ⟨_, rfl, rfl⟩)
+  | developer =>
+    unfold lowerMsgX at h
+    cases h
+
+/-- What a function of the turns collects from a turn before grouping (results: nothing). -/
+@[expose] def xpreFlat {β : Type} (G : XTurn → List β) : XPre → List β
+  | .turn t => G t
+  | .result _ _ => []
+
+/-- Grouping keeps what a function of the turns that ignores tool groups collects. -/
+theorem flatMap_groupX {β : Type} (G : XTurn → List β) (hG : ∀ rs, G (.toolGroup rs) = []) :
+    ∀ pre : List XPre, (groupX pre).flatMap G = pre.flatMap (xpreFlat G)
+  | [] => rfl
+  | .turn t :: ps => by
+    simp only [groupX, List.flatMap_cons, flatMap_groupX G hG ps, xpreFlat]
+  | .result p o :: ps => by
+    have ih := flatMap_groupX G hG ps
+    simp only [groupX, List.flatMap_cons, xpreFlat, List.nil_append]
+    split
+    · rename_i rs ts hg
+      rw [hg] at ih
+      simp only [List.flatMap_cons, hG, List.nil_append] at ih ⊢
+      exact ih
+    · simp only [List.flatMap_cons, hG, List.nil_append]
+      exact ih
+
+/-- The learned tokens of a message of a rollout: its sampled tokens and the end of turn when
+it is a sampled assistant message, else none. -/
+@[expose] def sampledLearned (e : Token) (x : Message × Nat) : List (Token × Nat) :=
+  match x.1.role, x.1.blocks with
+  | .assistant, [.sampled ts] => (ts ++ [e]).map (·, x.2)
+  | _, _ => []
+
+/-- What a function of the turns that sees only sampled turns collects, message by message. -/
+theorem lowerMsgsX_flat (G : XTurn → List (Token × Nat))
+    (hG : ∀ t, xAsstOwner t = none → G t = [])
+    (hGs : ∀ ts o, G (.sampled ts o) = (ts ++ [f.ids.imEnd]).map (·, o)) {q : Nat} :
+    ∀ (ms : List Message) (i : Nat) (pre : List XPre), lowerMsgsX f ap q i ms = some pre →
+      (∀ m ∈ ms, m.role = .assistant → ∃ ts, m.blocks = [.sampled ts]) →
+      pre.flatMap (xpreFlat G) = (ms.zipIdx i).flatMap (sampledLearned f.ids.imEnd)
+  | [], i, pre, h, _ => by
+    simp only [lowerMsgsX, Option.some.injEq] at h
+    subst h
+    rfl
+  | m :: ms, i, pre, h, hs => by
+    simp only [lowerMsgsX, Option.bind_eq_some_iff, Option.map_eq_some_iff] at h
+    obtain ⟨a, ha, b, hb, rfl⟩ := h
+    rw [List.flatMap_append, List.zipIdx_cons, List.flatMap_cons,
+      lowerMsgsX_flat G hG hGs ms (i + 1) b hb (fun m' hm' => hs m' (List.mem_cons_of_mem _ hm'))]
+    congr 1
+    rcases lowerMsgX_shape f ap ha with ⟨rfl, hr⟩ | ⟨p, rfl, hr⟩ | ⟨p, rfl, hr⟩ |
+      ⟨ts, rfl, hr, hb⟩ | ⟨th, c, s, ks, rfl, hr, hb⟩
+    · simp [sampledLearned, hr]
+    · simp [sampledLearned, xpreFlat, hr]
+    · simp [sampledLearned, xpreFlat, hr, hG (.plain .user p i) rfl]
+    · simp [sampledLearned, xpreFlat, hr, hb, hGs]
+    · obtain ⟨ts, hts⟩ := hs m List.mem_cons_self hr
+      exact absurd hts (hb ts)
+
+/-- A learned item of a rollout's layout is not text. -/
+theorem no_learned_text {c : Conversation} {st : List XTurn} {pre : List XPre} {q : Nat}
+    (hst : systemTurnX c.messages c.tools = some st)
+    (hpre : lowerMsgsX f ap q 0 c.messages = some pre)
+    (hs : ∀ m ∈ c.messages, m.role = .assistant → ∃ ts, m.blocks = [.sampled ts])
+    (p : Option Nat) :
+    ∀ it ∈ layout f ⟨st ++ groupX pre, p⟩, it.ann.learn = true → ∀ cs, it.piece ≠ .text cs := by
+  have hT : ∀ t, xAsstOwner t = none → ∀ it ∈ QwenXml.turnItems f t, it.ann.learn = false := by
+    intro t ht it hit
+    have a := turnItems_ann f t it hit
+    unfold xAnnOk at a
+    rw [ht] at a
+    exact a
+  intro it hit hlearn cs hp
+  unfold layout at hit
+  rcases List.mem_append.mp hit with hit | hit
+  · obtain ⟨t, ht, hit⟩ := List.mem_flatMap.mp hit
+    rcases List.mem_append.mp ht with ht | ht
+    · rw [hT t (systemTurnX_asst hst t ht) it hit] at hlearn
+      cases hlearn
+    · rcases mem_groupX ht with ⟨rs, rfl⟩ | ht
+      · rw [hT _ rfl it hit] at hlearn
+        cases hlearn
+      · -- the message the turn comes from
+        have key : ∀ (ms : List Message) (i : Nat) (pre : List XPre),
+            lowerMsgsX f ap q i ms = some pre →
+            (∀ m ∈ ms, m.role = .assistant → ∃ ts, m.blocks = [.sampled ts]) →
+            XPre.turn t ∈ pre → xAsstOwner t = none ∨ ∃ ts o, t = .sampled ts o := by
+          intro ms
+          induction ms with
+          | nil =>
+            intro i pre h _ ht
+            simp only [lowerMsgsX, Option.some.injEq] at h
+            subst h
+            cases ht
+          | cons m ms ih =>
+            intro i pre h hs ht
+            simp only [lowerMsgsX, Option.bind_eq_some_iff, Option.map_eq_some_iff] at h
+            obtain ⟨a, ha, b, hb, rfl⟩ := h
+            rcases List.mem_append.mp ht with ht | ht
+            · rcases lowerMsgX_shape f ap ha with ⟨rfl, -⟩ | ⟨p, rfl, -⟩ | ⟨p, rfl, -⟩ |
+                ⟨ts, rfl, -, -⟩ | ⟨th, c, s, ks, rfl, hr, hb'⟩
+              · cases ht
+              · simp at ht
+              · simp only [List.mem_singleton, XPre.turn.injEq] at ht
+                subst ht
+                exact Or.inl rfl
+              · simp only [List.mem_singleton, XPre.turn.injEq] at ht
+                subst ht
+                exact Or.inr ⟨_, _, rfl⟩
+              · obtain ⟨ts, hts⟩ := hs m List.mem_cons_self hr
+                exact absurd hts (hb' ts)
+            · exact ih (i + 1) b hb (fun m' hm' => hs m' (List.mem_cons_of_mem _ hm')) ht
+        rcases key c.messages 0 pre hpre hs ht with hn | ⟨ts, o, rfl⟩
+        · rw [hT t hn it hit] at hlearn
+          cases hlearn
+        · exact sampled_no_text f.base ts o it hit hlearn cs hp
+  · split at hit
+    · rw [promptItems_learn f.base _ it hit] at hlearn
+      cases hlearn
+    · cases hit
+
+/-- **The learned tokens of a rollout**: in a conversation whose assistant messages are all
+sampled turns, the learned tokens of the render are exactly each assistant message's sampled
+tokens followed by `<|im_end|>`, in order, each owned by its message; for every entry and value
+typing. -/
+theorem mask_sampledX (codec : Codec) (c : Conversation) (l : XConv) (hl : lowerX f ap c = some l)
+    (hs : ∀ m ∈ c.messages, m.role = .assistant → ∃ ts, m.blocks = [.sampled ts]) :
+    ((encodeItems codec (layout f l)).filter (·.loss)).map (fun x => (x.tok, x.owner)) =
+      c.messages.zipIdx.flatMap (sampledLearned f.ids.imEnd) := by
+  obtain ⟨-, q, st, pre, -, hst, hpre, -, rfl⟩ := lowerX_eq_some f ap hl
+  rw [learned_of_no_learned_text codec _ (no_learned_text f ap hst hpre hs _)]
+  -- what a learned item contributes
+  let F : Item → List (Token × Nat) := fun i => if i.ann.learn then
+    (match i.piece with
+      | .ctrl t => [(t, i.ann.owner)]
+      | .toks ts => ts.map (·, i.ann.owner)
+      | .text _ => [])
+    else []
+  have hT : ∀ t, xAsstOwner t = none → (QwenXml.turnItems f t).flatMap F = [] := by
+    intro t ht
+    refine List.flatMap_eq_nil_iff.mpr fun it hit => ?_
+    have a := turnItems_ann f t it hit
+    unfold xAnnOk at a
+    rw [ht] at a
+    simp [F, a]
+  generalize (if c.addGenerationPrompt = true then some c.messages.length else none) = p
+  have hP : (layout f ⟨[], p⟩).flatMap F = [] := by
+    refine List.flatMap_eq_nil_iff.mpr fun it hit => ?_
+    unfold layout at hit
+    simp only [List.flatMap_nil, List.nil_append] at hit
+    split at hit
+    · simp [F, promptItems_learn f.base _ it hit]
+    · cases hit
+  have el : layout f ⟨st ++ groupX pre, p⟩ =
+      (st ++ groupX pre).flatMap (QwenXml.turnItems f) ++ layout f ⟨[], p⟩ := by
+    simp [layout]
+  show (layout f ⟨st ++ groupX pre, p⟩).flatMap F = _
+  rw [el, List.flatMap_append, hP, List.append_nil, List.flatMap_assoc, List.flatMap_append]
+  have hS : st.flatMap (fun t => (QwenXml.turnItems f t).flatMap F) = [] :=
+    List.flatMap_eq_nil_iff.mpr fun t ht => hT t (systemTurnX_asst hst t ht)
+  rw [hS, List.nil_append,
+    flatMap_groupX (fun t => (QwenXml.turnItems f t).flatMap F) (fun rs => hT _ rfl) pre]
+  refine lowerMsgsX_flat f ap _ hT (fun ts o => ?_) c.messages 0 pre hpre hs
+  have hp : (promptItems f.base o).flatMap F = [] :=
+    List.flatMap_eq_nil_iff.mpr fun it hit => by simp [F, promptItems_learn f.base o it hit]
+  simp only [QwenXml.turnItems, List.flatMap_append, hp, List.nil_append]
+  simp [F, footer, ctl, txt, XmlFmt.base]
+
+end Sampled
+
+end Verified.QwenXml
+
+end
