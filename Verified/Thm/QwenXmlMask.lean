@@ -229,6 +229,54 @@ theorem mask_sampledX (codec : Codec) (c : Conversation) (l : XConv) (hl : lower
   simp only [QwenXml.turnItems, List.flatMap_append, hp, List.nil_append]
   simp [F, footer, ctl, txt, XmlFmt.base]
 
+/-! ## Text assistant turns -/
+
+theorem callsItems'_learn (o : Nat) (ks : List XCall) :
+    ∀ it ∈ QwenXml.callsItems.callsItems' f o ks, it.ann.learn = true := by
+  induction ks with
+  | nil => simp [QwenXml.callsItems.callsItems']
+  | cons k ks ih =>
+    simp only [QwenXml.callsItems.callsItems', fa_append]
+    exact ⟨by simp [ctl, txt], ih⟩
+
+theorem callsItems_learn (s : Bool) (o : Nat) (ks : List XCall) :
+    ∀ it ∈ QwenXml.callsItems f s o ks, it.ann.learn = true := by
+  cases ks with
+  | nil => simp [QwenXml.callsItems]
+  | cons k ks =>
+    simp only [QwenXml.callsItems, fa_append]
+    refine ⟨⟨?_, by simp [ctl, txt]⟩, callsItems'_learn f o ks⟩
+    split <;> simp [txt]
+
+/-- **The mask of a text assistant turn, by structure**: it learns exactly its think block
+(unless that is the empty block the non-thinking generation prompt already wrote), its content,
+its calls (with the newlines between them) and its `<|im_end|>`; its header and the newline
+after `<|im_end|>` are never learned. -/
+theorem learned_assistant (th : Option LPay) (c : LPay) (s : Bool) (ks : List XCall) (o : Nat) :
+    (QwenXml.turnItems f (.assistant th c s ks o)).filter (·.ann.learn) =
+      (match th, f.ids.think with
+        | some r, some (a, b) =>
+            if thinkLearned f.base r then
+              [ctl a o true, txt ['\n'] o true, pay r o true, txt ['\n'] o true, ctl b o true,
+                txt ['\n', '\n'] o true]
+            else []
+        | _, _ => []) ++
+        [pay c o true] ++ QwenXml.callsItems f s o ks ++ [ctl f.ids.imEnd o true] := by
+  have hc : (QwenXml.callsItems f s o ks).filter (·.ann.learn) = QwenXml.callsItems f s o ks :=
+    List.filter_eq_self.mpr fun it h => by simpa using callsItems_learn f s o ks it h
+  simp only [QwenXml.turnItems, List.filter_append, hc, footer]
+  have hp : ∀ (p : LPay) (l : Bool), (pay p o l).ann.learn = l := fun p l => by
+    cases p <;> rfl
+  have he : f.base.ids.imEnd = f.ids.imEnd := rfl
+  cases th with
+  | none => simp [ctl, txt, hp, he]
+  | some r =>
+    cases hth : f.ids.think with
+    | none => simp [hth, ctl, txt, hp, he]
+    | some ab =>
+      obtain ⟨a, b⟩ := ab
+      cases hl : thinkLearned f.base r <;> simp [hth, hl, ctl, txt, hp, he]
+
 end Sampled
 
 end Verified.QwenXml
