@@ -353,9 +353,9 @@ class QwenXml(Qwen):
             for k in t.calls:
                 if not _readable(k):
                     return (f"the call {k.name!r} does not read back from its text (a name "
-                            "holding '>\n' or a value holding '\n</parameter>\n')")
+                            "holding '>\\n' or a value holding '\\n</parameter>\\n')")
             if t.sep != (not lpay_is_empty(t.content) and bool(t.calls)):
-                return "the '\n\n' before the calls is written exactly after non-empty content"
+                return "the '\\n\\n' before the calls is written exactly after non-empty content"
             return None
         if isinstance(t, ToolGroup) and not t.results:
             return "an empty group of tool results"
