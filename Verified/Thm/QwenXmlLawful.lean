@@ -196,20 +196,29 @@ theorem ctrls_layoutX (l : XConv) : ∀ t ∈ ctrls (syms (layout f l)), t ∈ f
 
 /-! ## Lowered conversations -/
 
-/-- Every turn of a lowered conversation is readable. -/
-theorem lowerX_turnOk {c : Conversation} {l : XConv} (h : lowerX f ap c = some l) :
-    ∀ t ∈ l.turns, turnOkX f t = true := by
+/-- `lowerX` unfolded. -/
+theorem lowerX_eq_some {c : Conversation} {l : XConv} (h : lowerX f ap c = some l) :
+    c.messages ≠ [] ∧ ∃ lastQ st pre, lastQueryFrom 0 c.messages = some lastQ ∧
+      systemTurnX c.messages c.tools = some st ∧
+      lowerMsgsX f ap lastQ 0 c.messages = some pre ∧
+      (st ++ groupX pre).all (turnOkX f) = true ∧
+      l = ⟨st ++ groupX pre, if c.addGenerationPrompt then some c.messages.length else none⟩ := by
   cases hm : c.messages.isEmpty with
   | true => simp [lowerX, hm] at h
   | false =>
     simp only [lowerX, hm, Bool.false_eq_true, ↓reduceIte, Option.bind_eq_some_iff] at h
-    obtain ⟨_, -, st, -, pre, -, h⟩ := h
+    obtain ⟨lastQ, hq, st, hst, pre, hpre, h⟩ := h
     by_cases hall : (st ++ groupX pre).all (turnOkX f) = true
     · rw [if_pos hall] at h
-      cases h
-      exact fun t ht => List.all_eq_true.mp hall t ht
+      exact ⟨by simpa using hm, lastQ, st, pre, hq, hst, hpre, hall, (Option.some.inj h).symm⟩
     · rw [if_neg hall] at h
       cases h
+
+/-- Every turn of a lowered conversation is readable. -/
+theorem lowerX_turnOk {c : Conversation} {l : XConv} (h : lowerX f ap c = some l) :
+    ∀ t ∈ l.turns, turnOkX f t = true := by
+  obtain ⟨-, -, st, pre, -, -, -, hall, rfl⟩ := lowerX_eq_some f ap h
+  exact fun t ht => List.all_eq_true.mp hall t ht
 
 /-- A readable turn whose items are text-only has text payloads and is not sampled. -/
 theorem textTurnX_of_textOnly (t : XTurn) (hok : turnOkX f t = true)

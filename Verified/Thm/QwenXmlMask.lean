@@ -23,48 +23,6 @@ section Sampled
 
 variable (f : XmlFmt) (ap : ArgsParams)
 
-/-- What one message lowers to. -/
-theorem lowerMsgX_shape {q i : Nat} {m : Message} {ps : List XPre}
-    (h : lowerMsgX f ap q i m = some ps) :
-    (ps = [] ∧ m.role = .system) ∨ (∃ p, ps = [.result p i] ∧ m.role = .tool) ∨
-      (∃ p, ps = [.turn (.plain .user p i)] ∧ m.role = .user) ∨
-      (∃ ts, ps = [.turn (.sampled ts i)] ∧ m.role = .assistant ∧ m.blocks = [.sampled ts]) ∨
-      (∃ th c s ks, ps = [.turn (.assistant th c s ks i)] ∧ m.role = .assistant ∧
-        ∀ ts, m.blocks ≠ [.sampled ts]) := by
-  rcases m with ⟨r, bs⟩
-  cases r with
-  | assistant =>
-    unfold lowerMsgX at h
-    simp only at h
-    split at h
-    · cases h
-      exact Or.inr (Or.inr (Or.inr (Or.inl ⟨_, rfl, rfl, rfl⟩)))
-    · rename_i hb
-      obtain ⟨⟨r', c, ks⟩, -, h⟩ := Option.bind_eq_some_iff.mp h
-      obtain ⟨xs, -, rfl⟩ := Option.map_eq_some_iff.mp h
-      exact Or.inr (Or.inr (Or.inr (Or.inr ⟨_, _, _, _, rfl, rfl, fun ts e => hb ts e⟩)))
-  | user =>
-    unfold lowerMsgX at h
-    obtain ⟨p, -, rfl⟩ := Option.map_eq_some_iff.mp h
-    exact Or.inr (Or.inr (Or.inl ⟨_, rfl, rfl⟩))
-  | system =>
-    unfold lowerMsgX at h
-    simp only at h
-    split at h
-    · cases h
-      exact Or.inl ⟨rfl, rfl⟩
-    · cases h
-  | tool =>
-    unfold lowerMsgX at h
-    simp only at h
-    split at h
-    · cases h
-    · obtain ⟨p, -, rfl⟩ := Option.map_eq_some_iff.mp h
-      exact Or.inr (Or.inl ⟨_, rfl, rfl⟩)
-  | developer =>
-    unfold lowerMsgX at h
-    cases h
-
 /-- What a function of the turns collects from a turn before grouping (results: nothing). -/
 @[expose] def xpreFlat {β : Type} (G : XTurn → List β) : XPre → List β
   | .turn t => G t
@@ -143,40 +101,20 @@ theorem no_learned_text {c : Conversation} {st : List XTurn} {pre : List XPre} {
     · rcases mem_groupX ht with ⟨rs, rfl⟩ | ht
       · rw [hT _ rfl it hit] at hlearn
         cases hlearn
-      · -- the message the turn comes from
-        have key : ∀ (ms : List Message) (i : Nat) (pre : List XPre),
-            lowerMsgsX f ap q i ms = some pre →
-            (∀ m ∈ ms, m.role = .assistant → ∃ ts, m.blocks = [.sampled ts]) →
-            XPre.turn t ∈ pre → xAsstOwner t = none ∨ ∃ ts o, t = .sampled ts o := by
-          intro ms
-          induction ms with
-          | nil =>
-            intro i pre h _ ht
-            simp only [lowerMsgsX, Option.some.injEq] at h
-            subst h
-            cases ht
-          | cons m ms ih =>
-            intro i pre h hs ht
-            simp only [lowerMsgsX, Option.bind_eq_some_iff, Option.map_eq_some_iff] at h
-            obtain ⟨a, ha, b, hb, rfl⟩ := h
-            rcases List.mem_append.mp ht with ht | ht
-            · rcases lowerMsgX_shape f ap ha with ⟨rfl, -⟩ | ⟨p, rfl, -⟩ | ⟨p, rfl, -⟩ |
-                ⟨ts, rfl, -, -⟩ | ⟨th, c, s, ks, rfl, hr, hb'⟩
-              · cases ht
-              · simp at ht
-              · simp only [List.mem_singleton, XPre.turn.injEq] at ht
-                subst ht
-                exact Or.inl rfl
-              · simp only [List.mem_singleton, XPre.turn.injEq] at ht
-                subst ht
-                exact Or.inr ⟨_, _, rfl⟩
-              · obtain ⟨ts, hts⟩ := hs m List.mem_cons_self hr
-                exact absurd hts (hb' ts)
-            · exact ih (i + 1) b hb (fun m' hm' => hs m' (List.mem_cons_of_mem _ hm')) ht
-        rcases key c.messages 0 pre hpre hs ht with hn | ⟨ts, o, rfl⟩
-        · rw [hT t hn it hit] at hlearn
+      · obtain ⟨j, m, ps, hm, hps, ht'⟩ := lowerMsgsX_turn f ap c.messages 0 pre hpre ht
+        rcases lowerMsgX_shape f ap hps with ⟨rfl, -⟩ | ⟨p, rfl, -⟩ | ⟨p, rfl, -⟩ |
+          ⟨ts, rfl, -, -⟩ | ⟨th, c', s, ks, rfl, hr, hb⟩
+        · cases ht'
+        · simp at ht'
+        · simp only [List.mem_singleton, XPre.turn.injEq] at ht'
+          subst ht'
+          rw [hT _ rfl it hit] at hlearn
           cases hlearn
-        · exact sampled_no_text f.base ts o it hit hlearn cs hp
+        · simp only [List.mem_singleton, XPre.turn.injEq] at ht'
+          subst ht'
+          exact sampled_no_text f.base ts _ it hit hlearn cs hp
+        · obtain ⟨ts, hts⟩ := hs m (List.mem_of_getElem? hm) hr
+          exact absurd hts (hb ts)
   · split at hit
     · rw [promptItems_learn f.base _ it hit] at hlearn
       cases hlearn

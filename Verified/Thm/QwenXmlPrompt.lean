@@ -28,24 +28,6 @@ section Prompt
 
 variable (f : XmlFmt) (ap : ArgsParams)
 
-/-- `lowerX` unfolded. -/
-theorem lowerX_eq_some {c : Conversation} {l : XConv} (h : lowerX f ap c = some l) :
-    c.messages ≠ [] ∧ ∃ lastQ st pre, lastQueryFrom 0 c.messages = some lastQ ∧
-      systemTurnX c.messages c.tools = some st ∧
-      lowerMsgsX f ap lastQ 0 c.messages = some pre ∧
-      (st ++ groupX pre).all (turnOkX f) = true ∧
-      l = ⟨st ++ groupX pre, if c.addGenerationPrompt then some c.messages.length else none⟩ := by
-  cases hm : c.messages.isEmpty with
-  | true => simp [lowerX, hm] at h
-  | false =>
-    simp only [lowerX, hm, Bool.false_eq_true, ↓reduceIte, Option.bind_eq_some_iff] at h
-    obtain ⟨lastQ, hq, st, hst, pre, hpre, h⟩ := h
-    by_cases hall : (st ++ groupX pre).all (turnOkX f) = true
-    · rw [if_pos hall] at h
-      exact ⟨by simpa using hm, lastQ, st, pre, hq, hst, hpre, hall, (Option.some.inj h).symm⟩
-    · rw [if_neg hall] at h
-      cases h
-
 /-- `lowerX` from its parts. -/
 theorem lowerX_of {c : Conversation} {lastQ : Nat} {st : List XTurn} {pre : List XPre}
     (hm : c.messages ≠ []) (hq : lastQueryFrom 0 c.messages = some lastQ)
@@ -153,42 +135,36 @@ theorem systemTurnX_asst {ms : List Message} {tools : Option (List Json)} {st : 
   rcases tools with _ | ⟨_ | ⟨j, js⟩⟩ <;> rcases g with _ | ⟨⟨_ | ⟨ch, cs⟩⟩ | ts'⟩ <;>
     simp at h <;> subst h <;> simp_all [xAsstOwner]
 
-/-- A turn one message lowers to is an assistant's only when the message is, and is owned by
-it. -/
-theorem lowerMsgX_asst {q i : Nat} {m : Message} {ps : List XPre}
+/-- What one message lowers to. -/
+theorem lowerMsgX_shape {q i : Nat} {m : Message} {ps : List XPre}
     (h : lowerMsgX f ap q i m = some ps) :
-    ∀ t, XPre.turn t ∈ ps → ∀ o, xAsstOwner t = some o → o = i ∧ m.role = .assistant := by
-  intro t ht o ho
+    (ps = [] ∧ m.role = .system) ∨ (∃ p, ps = [.result p i] ∧ m.role = .tool) ∨
+      (∃ p, ps = [.turn (.plain .user p i)] ∧ m.role = .user) ∨
+      (∃ ts, ps = [.turn (.sampled ts i)] ∧ m.role = .assistant ∧ m.blocks = [.sampled ts]) ∨
+      (∃ th c s ks, ps = [.turn (.assistant th c s ks i)] ∧ m.role = .assistant ∧
+        ∀ ts, m.blocks ≠ [.sampled ts]) := by
   rcases m with ⟨r, bs⟩
   cases r with
   | assistant =>
-    refine ⟨?_, rfl⟩
     unfold lowerMsgX at h
     simp only at h
     split at h
     · cases h
-      simp only [List.mem_singleton, XPre.turn.injEq] at ht
-      subst ht
-      simp only [xAsstOwner, Option.some.injEq] at ho
-      exact ho.symm
-    · obtain ⟨⟨r', c, ks⟩, -, h⟩ := Option.bind_eq_some_iff.mp h
+      exact Or.inr (Or.inr (Or.inr (Or.inl ⟨_, rfl, rfl, rfl⟩)))
+    · rename_i hb
+      obtain ⟨⟨r', c, ks⟩, -, h⟩ := Option.bind_eq_some_iff.mp h
       obtain ⟨xs, -, rfl⟩ := Option.map_eq_some_iff.mp h
-      simp only [List.mem_singleton, XPre.turn.injEq] at ht
-      subst ht
-      simp only [xAsstOwner, Option.some.injEq] at ho
-      exact ho.symm
+      exact Or.inr (Or.inr (Or.inr (Or.inr ⟨_, _, _, _, rfl, rfl, fun ts e => hb ts e⟩)))
   | user =>
     unfold lowerMsgX at h
     obtain ⟨p, -, rfl⟩ := Option.map_eq_some_iff.mp h
-    simp only [List.mem_singleton, XPre.turn.injEq] at ht
-    subst ht
-    simp [xAsstOwner] at ho
+    exact Or.inr (Or.inr (Or.inl ⟨_, rfl, rfl⟩))
   | system =>
     unfold lowerMsgX at h
     simp only at h
     split at h
     · cases h
-      simp at ht
+      exact Or.inl ⟨rfl, rfl⟩
     · cases h
   | tool =>
     unfold lowerMsgX at h
@@ -196,27 +172,56 @@ theorem lowerMsgX_asst {q i : Nat} {m : Message} {ps : List XPre}
     split at h
     · cases h
     · obtain ⟨p, -, rfl⟩ := Option.map_eq_some_iff.mp h
-      simp at ht
+      exact Or.inr (Or.inl ⟨_, rfl, rfl⟩)
   | developer =>
     unfold lowerMsgX at h
     cases h
 
-theorem lowerMsgsX_asst {q : Nat} : ∀ (ms : List Message) (i : Nat) (pre : List XPre),
-    lowerMsgsX f ap q i ms = some pre → ∀ t, XPre.turn t ∈ pre → ∀ o, xAsstOwner t = some o →
-      ∃ j m, ms[j]? = some m ∧ o = i + j ∧ m.role = .assistant
-  | [], i, pre, h, t, ht, o, ho => by
+/-- A turn one message lowers to is an assistant's only when the message is, and is owned by
+it. -/
+theorem lowerMsgX_asst {q i : Nat} {m : Message} {ps : List XPre}
+    (h : lowerMsgX f ap q i m = some ps) :
+    ∀ t, XPre.turn t ∈ ps → ∀ o, xAsstOwner t = some o → o = i ∧ m.role = .assistant := by
+  intro t ht o ho
+  rcases lowerMsgX_shape f ap h with ⟨rfl, -⟩ | ⟨p, rfl, -⟩ | ⟨p, rfl, -⟩ | ⟨ts, rfl, hr, -⟩ |
+    ⟨th, c, s, ks, rfl, hr, -⟩
+  · cases ht
+  · simp at ht
+  · simp only [List.mem_singleton, XPre.turn.injEq] at ht
+    subst ht
+    cases ho
+  · simp only [List.mem_singleton, XPre.turn.injEq] at ht
+    subst ht
+    simp only [xAsstOwner, Option.some.injEq] at ho
+    exact ⟨ho.symm, hr⟩
+  · simp only [List.mem_singleton, XPre.turn.injEq] at ht
+    subst ht
+    simp only [xAsstOwner, Option.some.injEq] at ho
+    exact ⟨ho.symm, hr⟩
+
+/-- A turn of a lowering comes from one message. -/
+theorem lowerMsgsX_turn {q : Nat} {t : XTurn} : ∀ (ms : List Message) (i : Nat) (pre : List XPre),
+    lowerMsgsX f ap q i ms = some pre → XPre.turn t ∈ pre →
+      ∃ j m ps, ms[j]? = some m ∧ lowerMsgX f ap q (i + j) m = some ps ∧ XPre.turn t ∈ ps
+  | [], i, pre, h, ht => by
     simp only [lowerMsgsX, Option.some.injEq] at h
     subst h
     cases ht
-  | m :: ms, i, pre, h, t, ht, o, ho => by
-    simp only [lowerMsgsX] at h
-    obtain ⟨a, ha, h⟩ := Option.bind_eq_some_iff.mp h
-    obtain ⟨b, hb, rfl⟩ := Option.map_eq_some_iff.mp h
+  | m :: ms, i, pre, h, ht => by
+    simp only [lowerMsgsX, Option.bind_eq_some_iff, Option.map_eq_some_iff] at h
+    obtain ⟨a, ha, b, hb, rfl⟩ := h
     rcases List.mem_append.mp ht with ht | ht
-    · obtain ⟨e, hr⟩ := lowerMsgX_asst f ap ha t ht o ho
-      exact ⟨0, m, rfl, by omega, hr⟩
-    · obtain ⟨j, m', hm', e, hr⟩ := lowerMsgsX_asst ms (i + 1) b hb t ht o ho
-      exact ⟨j + 1, m', by simpa using hm', by omega, hr⟩
+    · exact ⟨0, m, a, rfl, ha, ht⟩
+    · obtain ⟨j, m', ps, hm', hps, ht'⟩ := lowerMsgsX_turn ms (i + 1) b hb ht
+      exact ⟨j + 1, m', ps, by simpa using hm', by rw [show i + (j + 1) = i + 1 + j by omega]; exact hps, ht'⟩
+
+/-- An assistant's turn of a lowering is owned by an assistant message. -/
+theorem lowerMsgsX_asst {q : Nat} (ms : List Message) (i : Nat) (pre : List XPre)
+    (h : lowerMsgsX f ap q i ms = some pre) (t : XTurn) (ht : XPre.turn t ∈ pre) (o : Nat)
+    (ho : xAsstOwner t = some o) : ∃ j m, ms[j]? = some m ∧ o = i + j ∧ m.role = .assistant := by
+  obtain ⟨j, m, ps, hm, hps, ht'⟩ := lowerMsgsX_turn f ap ms i pre h ht
+  obtain ⟨e, hr⟩ := lowerMsgX_asst f ap hps t ht' o ho
+  exact ⟨j, m, hm, e, hr⟩
 
 /-- A grouped turn is a tool group or one of the turns grouped. -/
 theorem mem_groupX {t : XTurn} : ∀ {pre : List XPre}, t ∈ groupX pre →

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import leangen as lg
 import test_differential as td
+from test_differential_qwen_xml import ids_term
 
 import lvt
 from lvt import zoo
@@ -73,14 +74,10 @@ def family(inst: str) -> QwenXml:
 
 def format_term(fam: QwenXml) -> str:
     """The ``XmlFmt`` record of a Python instance."""
-    i = fam.ids
-    assert i.tool_response is not None and i.think is not None
-    ids = (f"⟨{i.im_start}, {i.im_end}, {i.call_open}, {i.call_close}, "
-           f"some ({i.tool_response[0]}, {i.tool_response[1]}), "
-           f"some ({i.think[0]}, {i.think[1]}), {lg.nat_list(i.extra)}⟩")
     history = {"last_query": ".lastQuery", "all": ".all"}[fam.history]
-    return (f"(⟨{ids}, .{fam.scalars}, {history}, {str(bool(fam.enable_thinking)).lower()}, "
-            f"{str(fam.preserve_thinking).lower()}⟩ : QwenXml.XmlFmt)")
+    return (f"(⟨{ids_term(fam)}, .{fam.scalars}, {history}, "
+            f"{str(bool(fam.enable_thinking)).lower()}, {str(fam.preserve_thinking).lower()}⟩ "
+            ": QwenXml.XmlFmt)")
 
 
 def args_table(fam: QwenXml, c: Conversation) -> str:
