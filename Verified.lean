@@ -15,6 +15,7 @@ public import Verified.Spec.QwenEntries
 public import Verified.Spec.Llama
 public import Verified.Spec.LlamaPlain
 public import Verified.Spec.DeepSeek
+public import Verified.Spec.DeepSeekV31
 public import Verified.Spec.Gemma
 public import Verified.Spec.MistralLayout
 public import Verified.Spec.MistralLower

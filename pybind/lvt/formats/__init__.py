@@ -283,6 +283,29 @@ register(FormatSpec(
     proven="Verified/Thm/DeepSeekPrefix.lean: extension_layout, extension_ids",
     lawful="Verified/Thm/DeepSeekRound.lean: lawful, distill_lawful",
     tokenizer="deepseek-r1-distill-qwen", corpus="deepseek-r1"))
+#: The DeepSeek-V3.1 entries' extension property (tests/test_deepseek_v31.py).
+_V31_EXTENSION = (
+    "tested (tests/test_deepseek_v31.py): prefix, except across an appended system message "
+    "(hoisted after BOS); the render with the generation prompt, then a sampled turn and the "
+    "end-of-sentence token, is the render of the extension by that turn, in both modes")
+_V31_LAWFUL = ("not proven: tested by tests/test_deepseek_v31.py and "
+               "tests/test_roundtrip_property.py")
+register(FormatSpec(
+    "deepseek-v3.1", "deepseek", "DeepSeek-V3.1 and V3.1-Terminus, exactly the model repo's "
+    "template (system prompt after BOS; the assistant header and </think> after a user "
+    "message, no header after tool results; a call as name, tool separator, the argument "
+    "string as given; reasoning dropped; the generation prompt opens <think> with "
+    "thinking=True; the DeepSeek-V3 vocabulary)", "tencent-DeepSeek-V3.1-Terminus-W4AFP8",
+    _V31_EXTENSION, {"thinking": False}, {"syntax": "v3.1"},
+    aliases=("deepseek-v3.1-terminus",), lawful=_V31_LAWFUL, tokenizer="deepseek-r1",
+    corpus="deepseek-r1"))
+register(FormatSpec(
+    "deepseek-v3.1-llama.cpp", "deepseek", "DeepSeek-V3.1 as llama.cpp's template writes it "
+    "(deepseek-v3.1 with <think></think> in the assistant header and the prompt, and "
+    "arguments written as an object's tojson)", "deepseek-ai-DeepSeek-V3.1", _V31_EXTENSION,
+    {"thinking": False, "enable_thinking": False},
+    {"syntax": "v3.1", "open_think": True, "verbatim": False}, lawful=_V31_LAWFUL,
+    tokenizer="deepseek-r1", corpus="qwen3"))
 register(FormatSpec(
     "mistral", "mistral", "Mistral tekken as mistral-common's encode_chat_completion "
     "(version v7, v11 or v13)", "mistralai-Mistral-Small-3.1-24B-Instruct-2503",

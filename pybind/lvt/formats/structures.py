@@ -15,6 +15,7 @@ from typing import Any
 
 from lvt.errors import FormatError
 from lvt.families.deepseek import DeepSeek, DsIds
+from lvt.families.deepseek_v31 import DeepSeekV31
 from lvt.families.gemma import Gemma, GemmaIds
 from lvt.families.gemma4 import Gemma4, Gemma4Ids
 from lvt.families.harmony import Harmony, HarmonyIds
@@ -273,7 +274,13 @@ def _gemma(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> Ge
 
 def _deepseek(tok: Any, fmt: str, p: Mapping[str, Any], o: Mapping[str, Any]) -> DeepSeek:
     """Params: ``mode``, ``prompt_think`` (the prompt opens ``<think>\\n``), ``tools``
-    (``False``: no tool syntax) and ``join_systems`` (``False``: one system message)."""
+    (``False``: no tool syntax) and ``join_systems`` (``False``: one system message);
+    ``syntax`` ``"v3.1"``: :class:`DeepSeekV31` with the params ``open_think`` and
+    ``verbatim`` and the option ``thinking`` (and ``enable_thinking`` where the template
+    reads it when ``thinking`` is undefined: lvt thinks when either is true)."""
+    if p.get("syntax") == "v3.1":
+        return DeepSeekV31(_ds_ids(tok, fmt), o["thinking"] or o.get("enable_thinking", False),
+                           p.get("open_think", False), p.get("verbatim", True))
     tools = p.get("tools", True)
     return DeepSeek(_ds_ids(tok, fmt, tools), p["mode"], p.get("prompt_think", False), tools,
                     p.get("join_systems", True))
