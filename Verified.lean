@@ -41,6 +41,7 @@ public import Verified.Thm.QwenXmlRead
 public import Verified.Thm.QwenXmlLawful
 public import Verified.Thm.QwenXmlPrompt
 public import Verified.Thm.QwenXmlMask
+public import Verified.Thm.QwenXmlExtend
 public import Verified.Thm.Llama
 public import Verified.Thm.LlamaPlain
 public import Verified.Thm.LlamaPlainPrefix
@@ -62,6 +63,10 @@ public import Verified.Thm.Ffi
 public import Verified.Thm.FfiJson
 public import Verified.Thm.SymSplit
 public import Verified.Thm.DeepSeekPrefixCall
+public import Verified.Thm.DeepSeekV31Layout
+public import Verified.Thm.DeepSeekV31
+public import Verified.Thm.DeepSeekV31Prefix
+public import Verified.Thm.DeepSeekV31Mask
 public import Verified.Thm.HarmonyRead
 public import Verified.Thm.HarmonyRound
 public import Verified.Thm.HarmonyMask

@@ -34,8 +34,7 @@ def test_proven_names_existing_theorems(fmt: str) -> None:
 
 #: The formats whose `Format.Lawful` is not proven (tested only): a claim that appears or
 #: disappears must be made on purpose.
-_NOT_LAWFUL = {"gemma4", "gemma4-31b", "gemma4-e4b", "otel-llm-e4b", "deepseek-v3.1",
-               "deepseek-v3.1-llama.cpp"}
+_NOT_LAWFUL = {"gemma4", "gemma4-31b", "gemma4-e4b", "otel-llm-e4b"}
 
 
 def test_the_unproven_formats_are_the_ones_listed() -> None:
@@ -74,7 +73,9 @@ def test_which_formats_have_their_extension_property_proven() -> None:
                       "qwen3-2507-instruct", "qwen3-2507-thinking", "llama3.1", "llama3.2",
                       "gemma3", "gpt-oss", "gpt-oss-stable", "mistral", "mistral-stable",
                       "deepseek-r1", "deepseek-r1-stable", "deepseek-r1-distill-qwen",
-                      "phi3", "phi4", "talkie", "kimi-k2.5", "kimi-k2.7-code", "llama3.0"}
+                      "phi3", "phi4", "talkie", "kimi-k2.5", "kimi-k2.7-code", "llama3.0",
+                      "deepseek-v3.1", "deepseek-v3.1-llama.cpp", "qwen3.6", "qwen3.5",
+                      "ornith-1.0", "ornith-1.0-9b"}
     for n in set(lvt.format_names()) - proven:  # an unproven property says it is tested
         assert "tested" in lvt.FORMATS[n].extension, n
 

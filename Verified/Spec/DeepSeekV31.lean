@@ -135,29 +135,37 @@ variable (f : V31Fmt)
 
 /-! ## Lowering -/
 
+/-- The turn of an assistant message (`headed`: it follows a user message): a sampled turn,
+an answer, or a call turn; reasoning is never written. -/
+@[expose] def asstTurn (headed : Bool) (i : Nat) (bs : List Block) : Option VTurn :=
+  match bs with
+  | [.sampled ts] => some (.sampled headed ts i)
+  | bs => (asstParts bs).map fun (_, c, ks) =>
+      match ks with
+      | [] => .answer headed c i
+      | _ :: _ => .calls headed c ks i
+
+/-- What message `i` writes after the previous message `l`: `none` when it is refused (a
+developer message, which the templates drop; an assistant message before any user or tool
+message, whose text would run into the system prompt), `some none` for a system message
+(hoisted after BOS), else its turn and the previous message after it. -/
+@[expose] def msgStep (l : Last) (i : Nat) (m : Message) : Option (Option (VTurn × Last)) :=
+  match m.role with
+  | .system => some none
+  | .developer => none
+  | .user => m.content?.map fun p => some (.user p i, .user)
+  | .tool => m.content?.map fun p => some (.result p i, .tool)
+  | .assistant =>
+      if l.isStart then none
+      else (asstTurn l.isUser i m.blocks).map fun t => some (t, .asst)
+
 /-- Lower the messages from index `i`, `l` the previous message written: the turns and the
 last message written. -/
 @[expose] def lowerMsgs : Nat → Last → List Message → Option (List VTurn × Last)
   | _, l, [] => some ([], l)
-  | i, l, m :: ms =>
-      match m.role with
-      | .system => lowerMsgs (i + 1) l ms
-      | .developer => none
-      | .user => m.content?.bind fun p =>
-          (lowerMsgs (i + 1) .user ms).map fun r => (.user p i :: r.1, r.2)
-      | .tool => m.content?.bind fun p =>
-          (lowerMsgs (i + 1) .tool ms).map fun r => (.result p i :: r.1, r.2)
-      | .assistant =>
-          -- written without a header, a first assistant message runs into the system text
-          if l.isStart then none else
-          match m.blocks with
-          | [.sampled ts] => (lowerMsgs (i + 1) .asst ms).map fun r =>
-              (.sampled l.isUser ts i :: r.1, r.2)
-          | bs => (asstParts bs).bind fun (_, c, ks) =>
-              (lowerMsgs (i + 1) .asst ms).map fun r =>
-                ((match ks with
-                  | [] => .answer l.isUser c i
-                  | _ :: _ => .calls l.isUser c ks i) :: r.1, r.2)
+  | i, l, m :: ms => (msgStep l i m).bind fun
+      | none => lowerMsgs (i + 1) l ms
+      | some (t, l') => (lowerMsgs (i + 1) l' ms).map fun r => (t :: r.1, r.2)
 
 /-- A turn can be read back: token payloads hold no reserved id, a call turn has calls, and a
 sampled turn holds no control token but those the model writes in an assistant body. -/

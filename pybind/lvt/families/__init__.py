@@ -14,8 +14,9 @@
 * :mod:`lvt.families.tagged` (``Verified/Spec/Tagged.lean``): tagged turns, an entry's header
   and footer as data (Phi-3, Phi-4, talkie, Kimi K2.x; no tools).
 * :mod:`lvt.families.deepseek` (``Verified/Spec/DeepSeek.lean``): DeepSeek-R1 exact and stable;
-  :mod:`lvt.families.deepseek_v31`: DeepSeek-V3.1 (its turns with V3.1's header, calls and
-  results; a :class:`~lvt.families.deepseek.DeepSeek` subclass, Python only).
+  :mod:`lvt.families.deepseek_v31` (``Verified/Spec/DeepSeekV31.lean``): DeepSeek-V3.1 (its
+  tokens with V3.1's header, calls and results; a :class:`~lvt.families.deepseek.DeepSeek`
+  subclass).
 * :mod:`lvt.families.harmony` (``Verified/Spec/Harmony.lean``): gpt-oss exact and stable.
 * :mod:`lvt.families.mistral` (``Verified/Spec/Mistral.lean``): Mistral tekken v7, v11, v13;
   :mod:`lvt.families.mistral_v3` (``Verified/Spec/MistralV3.lean``): SentencePiece v3.

@@ -45,11 +45,19 @@ split off) is text to lvt, which never splits it (FORMATS.md, control-token text
 
 The turns are DeepSeek-R1's (:mod:`lvt.families.deepseek_data`) read with one change of
 meaning: ``after_tools`` (an ``AssistantTurn``'s or a ``SampledTurn``'s) is "written without
-a header" and a :class:`V31Calls` says whether its header is written. A turn's ``think`` is
-``None`` in a lowered conversation; a sampled turn read back (``parse``) may hold the
-reasoning the model wrote after the prompt's ``<think>``. Not in Lean: the registry claims
-nothing proven for these entries; ``tests/test_deepseek_v31.py`` checks the round trip, masks
-and refusals, and ``tests/parity/test_entries.py`` compares them with their templates.
+a header" and a :class:`V31Calls` says whether its header is written; each tool message is
+its own ``ResultsTurn``. A turn's ``think`` is ``None`` in a lowered conversation; a sampled
+turn read by :meth:`DeepSeekV31.unlayout_completion` holds the reasoning the model wrote
+after the prompt's ``<think>``.
+
+``Verified/Spec/DeepSeekV31.lean`` states the structure (``V31Fmt``: the ids, ``thinking``,
+``openThink``; the entries ``v31`` and ``v31LlamaCpp``) and ``Verified/Thm/DeepSeekV31.lean``
+proves it ``Format.Lawful`` (``lawfulV``); the lowering, the layout and the reader here
+mirror it function by function (``lower``/``lowerMsgs``, ``turn_items``/``turnItems``,
+``read_turn``/``readTurn``, ``body``, ``read_calls``/``readCalls``, ``parse_v``/``parseV``,
+``unlayout``: the parse kept only when it lays out to its input), and
+``tests/lean/test_differential_deepseek_v31.py`` compares the two in the kernel. How a
+template's argument form is taken in (``verbatim``) is the front end's (``from_openai``).
 """
 
 from __future__ import annotations

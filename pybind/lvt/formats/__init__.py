@@ -157,37 +157,44 @@ register(FormatSpec(
 #: lawful for every entry and every value typing (the argument JSON to parameter texts, a
 #: parameter of the Lean lowering: `formatX f ap`)
 _XML_LAWFUL = "Verified/Thm/QwenXmlLawful.lean: lawfulX, {}"
-_XML_EXT = ("tested, not proven: a render with the generation prompt is a prefix of an "
-            "extension by one assistant turn when the prompt's think opening is the turn's "
-            "(thinking on, or empty reasoning); an appended user message drops the earlier "
-            "think blocks")
-_XML_ALL_EXT = ("tested, not proven: prefix, except a tool result appended after a tool result "
-                "and, with thinking off, an assistant turn with reasoning after the prompt")
+_XML_EXT = ("at generation prompts, for appends with no user query: the render with the "
+            "generation prompt is a prefix of every extension that starts with the sampled "
+            "assistant turn (ids, any codec; proven); a plain assistant turn extends it when "
+            "the prompt's think opening is the turn's (thinking on, or empty reasoning; "
+            "tested); an appended user query drops the earlier think blocks")
+_XML_ALL_EXT = ("prefix, except a tool result appended after a tool result and, with thinking "
+                "off, an assistant turn with reasoning after the prompt (tested); at generation "
+                "prompts the render is a prefix of every extension that starts with the sampled "
+                "turn and appends no user query (proven)")
+#: Every entry, every value typing.
+_XML_PROVEN = "Verified/Thm/QwenXmlExtend.lean: extension_exactX"
 register(FormatSpec(
     "qwen3.6", "qwen-xml", "Qwen3.6 (XML tool calls, think block after the last query, "
     "thinking prompt unless enable_thinking is false, non-string values as JSON)",
     "Qwen-Qwen3.6-35B-A3B", _XML_EXT,
     {"enable_thinking": True, "preserve_thinking": False},
     {"scalars": "tojson", "history": "last_query"}, aliases=("qwen3.6-35b-a3b",),
-    lawful=_XML_LAWFUL.format("qwen36_lawful"),
+    lawful=_XML_LAWFUL.format("qwen36_lawful"), proven=_XML_PROVEN,
     tokenizer="qwen3.5", corpus="qwen3"))
 register(FormatSpec(
     "qwen3.5", "qwen-xml", "Qwen3.5 (XML tool calls, think block after the last query, "
     "non-thinking prompt unless enable_thinking is true, scalar values as Python's str)",
     "Qwen-Qwen3.5-0.8B", _XML_EXT, {"enable_thinking": False},
     {"scalars": "string", "history": "last_query"}, lawful=_XML_LAWFUL.format("qwen35_lawful"),
+    proven=_XML_PROVEN,
     tokenizer="qwen3.5", corpus="qwen3"))
 register(FormatSpec(
     "ornith-1.0", "qwen-xml", "Ornith-1.0-35B (Qwen3.5 structure with a think block in every "
     "assistant turn, thinking prompt, non-string values as JSON)",
     "deepreinforce-ai-Ornith-1.0-35B", _XML_ALL_EXT, {"enable_thinking": True},
     {"scalars": "tojson", "history": "all"}, aliases=("ornith-1.0-35b",),
-    lawful=_XML_LAWFUL.format("ornith_lawful"),
+    lawful=_XML_LAWFUL.format("ornith_lawful"), proven=_XML_PROVEN,
     tokenizer="qwen3.5", corpus="qwen3"))
 register(FormatSpec(
     "ornith-1.0-9b", "qwen-xml", "Ornith-1.0-9B (as ornith-1.0, scalar values as Python's "
     "str)", "deepreinforce-ai-Ornith-1.0-9B", _XML_ALL_EXT, {"enable_thinking": True},
     {"scalars": "string", "history": "all"}, lawful=_XML_LAWFUL.format("ornith9b_lawful"),
+    proven=_XML_PROVEN,
     tokenizer="qwen3.5", corpus="qwen3"))
 
 # -- Qwen3-Coder: the Qwen3.5 structure's calls, XML tool descriptions, no reasoning --------
@@ -283,13 +290,15 @@ register(FormatSpec(
     proven="Verified/Thm/DeepSeekPrefix.lean: extension_layout, extension_ids",
     lawful="Verified/Thm/DeepSeekRound.lean: lawful, distill_lawful",
     tokenizer="deepseek-r1-distill-qwen", corpus="deepseek-r1"))
-#: The DeepSeek-V3.1 entries' extension property (tests/test_deepseek_v31.py).
+#: The DeepSeek-V3.1 entries' extension property and the theorems that prove it.
 _V31_EXTENSION = (
-    "tested (tests/test_deepseek_v31.py): prefix, except across an appended system message "
-    "(hoisted after BOS); the render with the generation prompt, then a sampled turn and the "
-    "end-of-sentence token, is the render of the extension by that turn, in both modes")
-_V31_LAWFUL = ("not proven: tested by tests/test_deepseek_v31.py and "
-               "tests/test_roundtrip_property.py")
+    "prefix, except across an appended system message (hoisted after BOS): proven for layouts "
+    "(extension_prefixV); the render with the generation prompt, then a sampled turn and the "
+    "end-of-sentence token, is the render of the extension by that turn, in both modes: ids, "
+    "mask and owners (prompt_prefixV)")
+_V31_PROVEN = "Verified/Thm/DeepSeekV31Prefix.lean: extension_prefixV, prompt_prefixV"
+#: The DeepSeek-V3.1 entries' `Format.Lawful` (the structure's theorem and the entry's).
+_V31_LAWFUL = "Verified/Thm/DeepSeekV31.lean: lawfulV, "
 register(FormatSpec(
     "deepseek-v3.1", "deepseek", "DeepSeek-V3.1 and V3.1-Terminus, exactly the model repo's "
     "template (system prompt after BOS; the assistant header and </think> after a user "
@@ -297,14 +306,16 @@ register(FormatSpec(
     "string as given; reasoning dropped; the generation prompt opens <think> with "
     "thinking=True; the DeepSeek-V3 vocabulary)", "tencent-DeepSeek-V3.1-Terminus-W4AFP8",
     _V31_EXTENSION, {"thinking": False}, {"syntax": "v3.1"},
-    aliases=("deepseek-v3.1-terminus",), lawful=_V31_LAWFUL, tokenizer="deepseek-r1",
+    aliases=("deepseek-v3.1-terminus",), lawful=_V31_LAWFUL + "v31_lawful", proven=_V31_PROVEN,
+    tokenizer="deepseek-r1",
     corpus="deepseek-r1"))
 register(FormatSpec(
     "deepseek-v3.1-llama.cpp", "deepseek", "DeepSeek-V3.1 as llama.cpp's template writes it "
     "(deepseek-v3.1 with <think></think> in the assistant header and the prompt, and "
     "arguments written as an object's tojson)", "deepseek-ai-DeepSeek-V3.1", _V31_EXTENSION,
     {"thinking": False, "enable_thinking": False},
-    {"syntax": "v3.1", "open_think": True, "verbatim": False}, lawful=_V31_LAWFUL,
+    {"syntax": "v3.1", "open_think": True, "verbatim": False},
+    lawful=_V31_LAWFUL + "v31LlamaCpp_lawful", proven=_V31_PROVEN,
     tokenizer="deepseek-r1", corpus="qwen3"))
 register(FormatSpec(
     "mistral", "mistral", "Mistral tekken as mistral-common's encode_chat_completion "
