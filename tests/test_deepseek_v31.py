@@ -269,3 +269,39 @@ def test_the_template_is_detected_as_the_entry(fmt: str) -> None:
     got = lvt.ChatEncoder.from_hf(hf)
     assert got.format_name == fmt
     assert got.encode_openai(LOOP, None, True).ids.tolist() == want(hf, LOOP, True, fmt)
+
+
+def test_what_norm_forgets_renders_alike_and_nothing_else_does(hf: Any) -> None:
+    """``DeepSeekV31.norm`` (``Verified/Spec/DeepSeekV31.lean``), the normalisation under
+    which the Lean proves the render injective (``lowerInjectiveV``): conversations equal
+    under it render to the same ids, in lvt and in the model repo's template (system texts
+    joined into one, no and empty content alike, reasoning and call ids dropped, tools not
+    written, no generation prompt but after a user message), ``encode_batch`` reports them as
+    a collision, and a change it does not forget changes the ids."""
+    e = enc()
+
+    def ids(msgs: list[dict[str, Any]], gen: bool = False, tools: Any = None) -> list[int]:
+        got = e.encode_openai(msgs, tools, gen).ids.tolist()
+        assert got == want(hf, msgs, gen, tools=tools), msgs
+        return got
+
+    q = {"role": "user", "content": "q"}
+    joined = [ids([{"role": "system", "content": "A"}, q, {"role": "system", "content": "B"}]),
+              ids([{"role": "system", "content": "A\n\nB"}, q])]
+    assert joined[0] == joined[1]
+    assert ids([{"role": "system", "content": "A\nB"}, q]) != joined[0]
+    plain = ids([q, {"role": "assistant", "content": "a"}])
+    assert ids([q, {"role": "assistant", "content": "a", "reasoning_content": "r"}]) == plain
+    assert ids([q, {"role": "assistant", "content": "a"}], tools=[{
+        "type": "function", "function": {"name": "f", "parameters": {}}}]) == plain
+    assert ids([q, {"role": "assistant", "content": "a"}], gen=True) == plain
+    assert ids([q, {"role": "assistant", "content": "a "}]) != plain
+    calls = [ids([q, {"role": "assistant", "content": "", "tool_calls": [
+        {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}}]}])
+        for i in ("call_1", "call_2")]
+    assert calls[0] == calls[1]
+    convs = [e.from_openai(m, None, False) for m in (
+        [{"role": "system", "content": "A"}, q, {"role": "system", "content": "B"}],
+        [{"role": "system", "content": "A\n\nB"}, q])]
+    with pytest.warns(lvt.CollisionWarning):
+        e.encode_batch(convs)

@@ -294,6 +294,51 @@ it makes the previous one, and the rest. -/
 @[expose] def VConv.erase (q : VConv) : VConv :=
   ⟨q.system, 0, q.turns.map VTurn.erase, q.prompt.map fun _ => 0⟩
 
+/-! ## What the render keeps (`Format.LowerInjective`'s normalisation) -/
+
+/-- The previous message after message `m`, as lowering tracks it (a system message is hoisted,
+so it leaves the previous one). -/
+@[expose] def Last.after (l : Last) (m : Message) : Last :=
+  match m.role with
+  | .user => .user
+  | .tool => .tool
+  | .assistant => .asst
+  | _ => l
+
+/-- A call as the render keeps it: name and arguments (the templates write no call id). -/
+@[expose] def keptCall (k : Call) : Block := .toolCall k.name k.args none
+
+/-- A message as the render keeps it: no and empty content alike (`keptBody`); an assistant
+message's reasoning dropped (never written) and its calls without ids. -/
+@[expose] def normMsg (m : Message) : Message :=
+  match m.role with
+  | .assistant =>
+      match m.blocks with
+      | [.sampled _] => m
+      | bs => match asstParts bs with
+          | some (_, c, ks) => ⟨.assistant, keptBody c ++ ks.map keptCall⟩
+          | none => m
+  | _ => match m.content? with
+      | some p => ⟨m.role, keptBody p⟩
+      | none => m
+
+/-- A system payload as the render keeps it: one leading system message, none for empty text. -/
+@[expose] def keptSystem (p : LPay) : List Message :=
+  match keptBody p with
+  | [] => []
+  | bs => [⟨.system, bs⟩]
+
+/-- A conversation as the render keeps it (`norm`): every system text joined into one leading
+system message (`ns.system_prompt`), the other messages as `normMsg` keeps them, no tools (the
+templates write none), and the generation prompt only after a user message (the only place
+it is written). -/
+@[expose] def norm (c : Conversation) : Conversation :=
+  ⟨(match (systems 0 c.messages).bind fun sys => joinSystem (sys.map Prod.fst) with
+      | some p => keptSystem p
+      | none => []) ++
+    (c.messages.filter fun m => !m.role.isSystem).map normMsg, none,
+    c.addGenerationPrompt && (c.messages.foldl Last.after .start).isUser⟩
+
 /-- DeepSeek-V3.1 and V3.1-Terminus (the model repo's template), in thinking mode or not. -/
 @[expose] def v31 (thinking : Bool) : V31Fmt := ⟨r1Ids, thinking, false⟩
 
