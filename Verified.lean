@@ -17,6 +17,7 @@ public import Verified.Spec.LlamaPlain
 public import Verified.Spec.DeepSeek
 public import Verified.Spec.DeepSeekV31
 public import Verified.Spec.DeepSeekNorm
+public import Verified.Spec.LlamaNorm
 public import Verified.Spec.Gemma
 public import Verified.Spec.MistralLayout
 public import Verified.Spec.MistralLower
@@ -70,6 +71,7 @@ public import Verified.Thm.DeepSeekV31Prefix
 public import Verified.Thm.DeepSeekV31Mask
 public import Verified.Thm.DeepSeekV31Injective
 public import Verified.Thm.DeepSeekInjective
+public import Verified.Thm.LlamaInjective
 public import Verified.Thm.HarmonyRead
 public import Verified.Thm.HarmonyRound
 public import Verified.Thm.HarmonyMask

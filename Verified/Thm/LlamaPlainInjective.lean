@@ -1,6 +1,7 @@
 module
 
 public import Verified.Thm.LlamaPlain
+public import Verified.Spec.LlamaNorm
 
 public section
 
@@ -20,13 +21,6 @@ and shows that `norm0` of a message is the `raise0` of its turn (`normMsg0_raise
 namespace Verified.Llama
 
 open Verified
-
-/-- The role of a header turn. -/
-@[expose] def LRole.role : LRole → Role
-  | .system => .system
-  | .user => .user
-  | .assistant => .assistant
-  | .developer => .developer
 
 /-- The canonical message of a turn of Llama 3's loop. -/
 @[expose] def raise0 : LTurn → Message
