@@ -18,6 +18,7 @@ public import Verified.Spec.DeepSeek
 public import Verified.Spec.DeepSeekV31
 public import Verified.Spec.DeepSeekNorm
 public import Verified.Spec.LlamaNorm
+public import Verified.Spec.QwenNorm
 public import Verified.Spec.Gemma
 public import Verified.Spec.MistralLayout
 public import Verified.Spec.MistralLower
@@ -72,6 +73,7 @@ public import Verified.Thm.DeepSeekV31Mask
 public import Verified.Thm.DeepSeekV31Injective
 public import Verified.Thm.DeepSeekInjective
 public import Verified.Thm.LlamaInjective
+public import Verified.Thm.QwenInjective
 public import Verified.Thm.HarmonyRead
 public import Verified.Thm.HarmonyRound
 public import Verified.Thm.HarmonyMask
