@@ -74,6 +74,7 @@ public import Verified.Thm.DeepSeekV31Injective
 public import Verified.Thm.DeepSeekInjective
 public import Verified.Thm.LlamaInjective
 public import Verified.Thm.QwenInjective
+public import Verified.Thm.QwenQwQInjective
 public import Verified.Thm.HarmonyRead
 public import Verified.Thm.HarmonyRound
 public import Verified.Thm.HarmonyMask

@@ -75,3 +75,18 @@ def test_a_batch_reports_what_normq_identifies() -> None:
                                                               "content": default}, Q])]
     with pytest.warns(lvt.CollisionWarning):
         enc.encode_batch(convs)
+
+
+def test_qwq_keeps_what_its_loop_writes() -> None:
+    """``Qwen.normQwQ``: QwQ never writes reasoning, strips an answer's leading newlines but in
+    the last message, and writes an empty system text before the tool preamble when there is
+    no system message."""
+    r = {"role": "assistant", "content": "a", "reasoning_content": "r"}
+    assert ids("qwq", [Q, r, Q]) == ids("qwq", [Q, {"role": "assistant", "content": "a"}, Q])
+    early = [ids("qwq", [Q, {"role": "assistant", "content": c}, Q]) for c in ("a", "\n\na")]
+    assert early[0] == early[1]
+    last = [ids("qwq", [Q, {"role": "assistant", "content": c}]) for c in ("a", "\n\na")]
+    assert last[0] != last[1]
+    tool = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    assert ids("qwq", [Q], tools=tool) == ids("qwq", [{"role": "system", "content": ""}, Q],
+                                              tools=tool)

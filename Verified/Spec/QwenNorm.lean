@@ -1,6 +1,6 @@
 module
 
-public import Verified.Spec.Qwen
+public import Verified.Spec.QwenQwQ
 
 public section
 
@@ -95,6 +95,45 @@ variable (f : QwenFmt)
     | some p => some p
     | none => f.defaultSystem.map LPay.text
   ⟨keptSystemQ s ++ normMsgsQ f ms.length (lastQuery ms) 0 ms, c.tools.map (·.map keptToolQ),
+    c.addGenerationPrompt⟩
+
+/-! ## QwQ-32B's loop -/
+
+/-- A message as QwQ's render keeps it: an assistant message's reasoning never read, its
+content `lstrip('\n')`ed but in the last message; the others as the structure keeps them. -/
+@[expose] def normMsgQwQ (n lastQ i : Nat) (m : Message) : List Message :=
+  match m.role with
+  | .assistant =>
+      match m.blocks with
+      | [.sampled _] => [m]
+      | bs => match asstParts bs with
+          | some (_, c, ks) =>
+              [⟨.assistant, keptBody (if i + 1 == n then c else lstripNl c) ++ ks.map keptCall⟩]
+          | none => [m]
+  | _ => normMsgQ f n lastQ i m
+
+/-- The messages from index `i` as QwQ's render keeps them. -/
+@[expose] def normMsgsQwQ (n lastQ : Nat) : Nat → List Message → List Message
+  | _, [] => []
+  | i, m :: ms => normMsgQwQ f n lastQ i m ++ normMsgsQwQ n lastQ (i + 1) ms
+
+/-- A conversation as QwQ's render keeps it: with tools and no system message, the empty
+system text its template writes before the tool preamble; else as the structure. -/
+@[expose] def normQwQ (c : Conversation) : Conversation :=
+  let ms := c.messages
+  let first : Bool :=
+    match ms with
+    | m :: _ => m.role.isSystem
+    | [] => false
+  let given : Option LPay :=
+    match ms with
+    | m :: _ => if m.role.isSystem then m.content? else none
+    | [] => none
+  let s := match c.tools, first, given with
+    | some _, false, _ => some (.text [])
+    | _, _, some p => some p
+    | _, _, none => f.defaultSystem.map LPay.text
+  ⟨keptSystemQ s ++ normMsgsQwQ f ms.length (lastQuery ms) 0 ms, c.tools.map (·.map keptToolQ),
     c.addGenerationPrompt⟩
 
 end Verified.Qwen
