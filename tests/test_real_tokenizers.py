@@ -81,7 +81,7 @@ def test_zoo_names() -> None:
             "ministral-3-14b", "devstral-small-2", "devstral-2", "mistral-small-3.1",
             "mistral-small-3", "qwq", "llama3.0", "gemma4", "gemma4-31b", "gemma4-e4b",
             "otel-llm-e4b", "phi3", "phi4", "talkie", "kimi-k2.5", "kimi-k2.7-code",
-            "kimi-k2", "kimi-k2-thinking"} == set(names)
+            "kimi-k2", "kimi-k2-thinking", "deepseek-v3.1", "deepseek-v3.1-llama.cpp"} == set(names)
     for fmt in ("qwen2.5", "qwen3", "llama3.1"):
         assert lvt.FORMATS[fmt].template in zoo.template_name(fmt)
     # every shipped format names an official template that resolves to Jinja text (what

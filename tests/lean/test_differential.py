@@ -466,6 +466,37 @@ def test_deepseek_agrees_with_lean_kernel() -> None:
     check_vectors(vs, 2)
 
 
+def check_module_vectors(vectors: list[Vector], module: Any, *, stage: str, stem: str,
+                         title: str) -> None:
+    """The kernel comparison of a family whose vectors a module builder of its own writes
+    (``module(vectors, doc, bump=False)``: the Qwen3.5 format, DeepSeek-V3.1): the vectors in
+    two modules, each of which must check, and the smallest vector with a layout, its layout
+    hash changed, in a third, which must be rejected (a false `decide` on a large term can run
+    the wasm Lean out of heap: still a rejection, but a slow one)."""
+    root = lg.stage_library(stage)
+    try:
+        d = root / "Verified/LvtVectors"
+        d.mkdir(parents=True, exist_ok=True)
+        targets = []
+        for k, part in enumerate(partition(vectors, 2)):
+            p = d / f"{stem}Part{k + 1}.lean"
+            p.write_text(module(part, f"{title}, part {k + 1}"), encoding="utf-8")
+            targets.append(p)
+        small = min((v for v in vectors if v.layout is not None),
+                    key=lambda v: len(lg.conversation_term(v.conv)))
+        bad = d / f"{stem}Corrupt.lean"
+        bad.write_text(module([small], "corrupt layout", bump=True), encoding="utf-8")
+        run = lg.run_checker(root, [*targets, bad], jobs=3)
+        print("\n".join(line for line in run.output.splitlines()
+                        if line.lstrip().startswith(("ok ", "FAILED ", "lean:"))))
+        for p in targets:
+            name = f"Verified.LvtVectors.{p.stem}"
+            assert run.status.get(name) == "ok", run.messages_for(name)
+        assert run.status.get(f"Verified.LvtVectors.{stem}Corrupt") == "FAILED", run.output
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def check_vectors(vectors: list[Vector], n_files: int, *, title: str = "differential vectors",
                   stage: str = "lvt-differential-", layout_first: bool = False,
                   jobs: int | None = None) -> None:

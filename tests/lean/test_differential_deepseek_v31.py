@@ -164,28 +164,5 @@ def test_vectors_cover_the_format() -> None:
 
 @pytest.mark.lean
 def test_deepseek_v31_agrees_with_lean_kernel() -> None:
-    vs = vectors()
-    root = lg.stage_library("lvt-differential-dsv31-")
-    try:
-        d = root / "Verified/LvtVectors"
-        d.mkdir(parents=True, exist_ok=True)
-        targets = []
-        for k, part in enumerate(td.partition(vs, 2)):
-            p = d / f"V31Part{k + 1}.lean"
-            p.write_text(module(part, f"DeepSeek-V3.1 vectors, part {k + 1}"), encoding="utf-8")
-            targets.append(p)
-        small = min((v for v in vs if v.layout is not None),
-                    key=lambda v: len(lg.conversation_term(v.conv)))
-        bad = d / "V31Corrupt.lean"
-        bad.write_text(module([small], "corrupt layout", bump=True), encoding="utf-8")
-        run = lg.run_checker(root, [*targets, bad], jobs=3)
-        print("\n".join(line for line in run.output.splitlines()
-                        if line.lstrip().startswith(("ok ", "FAILED ", "lean:"))))
-        for p in targets:
-            name = f"Verified.LvtVectors.{p.stem}"
-            assert run.status.get(name) == "ok", run.messages_for(name)
-        assert run.status.get("Verified.LvtVectors.V31Corrupt") == "FAILED", run.output
-    finally:
-        import shutil
-
-        shutil.rmtree(root, ignore_errors=True)
+    td.check_module_vectors(vectors(), module, stage="lvt-differential-dsv31-", stem="V31",
+                            title="DeepSeek-V3.1 vectors")
