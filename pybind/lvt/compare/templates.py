@@ -378,9 +378,9 @@ def serving_messages(family: str, messages: Sequence[Any]) -> list[Any]:
 
     spec = formats.FORMATS.get(family)
     if spec is not None:
-        family = "objects" if spec.params.get("verbatim", True) is False else spec.family
-    if family == "objects":
-        return [_argument_objects(m) for m in messages]
+        if spec.params.get("verbatim", True) is False:  # `arguments | tojson`
+            return [_argument_objects(m) for m in messages]
+        family = spec.family
     if family != "deepseek":
         return list(messages)
     out = []
